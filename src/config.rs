@@ -1,0 +1,282 @@
+//! Command-line flags and environment variables, turned into a [`Config`].
+//!
+//! Every option has a flag and an environment variable; the flag wins. A bad
+//! flag or value is a [`ConfigError`], which `main` prints as one line and
+//! turns into exit status 2. An environment variable set to the empty string
+//! counts as unset, as container tools often pass empty variables through.
+
+use std::fmt;
+
+/// Everything the server needs to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub host: String,
+    pub port: u16,
+    pub threads: usize,
+    pub max_body_bytes: usize,
+    pub max_items: usize,
+    pub log_level: log::LevelFilter,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            max_body_bytes: 65_536,
+            max_items: 100_000,
+            log_level: log::LevelFilter::Info,
+        }
+    }
+}
+
+/// What the command line asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Command {
+    Serve(Config),
+    Help,
+    Version,
+}
+
+/// A flag or value we cannot use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A flag we do not know.
+    UnknownFlag(String),
+    /// A flag given without its value.
+    MissingValue(&'static str),
+    /// A value out of range or of the wrong form; `source` is the flag or
+    /// variable it came from.
+    BadValue {
+        source: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::UnknownFlag(flag) => write!(f, "unknown option '{flag}' (see --help)"),
+            ConfigError::MissingValue(flag) => {
+                write!(f, "option '{flag}' needs a value (see --help)")
+            }
+            ConfigError::BadValue {
+                source,
+                value,
+                expected,
+            } => write!(
+                f,
+                "invalid value '{value}' for {source}: expected {expected}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+pub const HELP: &str = "\
+widgets-todos: a small, fast HTTP/JSON server for widgets and todos under /api
+
+Usage: widgets-todos [OPTIONS]
+
+Options (each also read from the environment variable shown; a flag wins):
+  --host ADDR             address to bind [HOST] (default 127.0.0.1; 0.0.0.0 in a container)
+  --port N                port, 0 picks a free one [PORT] (default 8080)
+  --threads N             worker threads handling requests [THREADS] (default: number of CPUs)
+  --max-body-bytes N      larger request bodies get 413 [MAX_BODY_BYTES] (default 65536)
+  --max-items N           items per collection; a create beyond it gets 507 [MAX_ITEMS] (default 100000)
+  --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
+  -h, --help              print this help and exit
+  -V, --version           print the version and exit
+
+On start the server prints 'listening on http://HOST:PORT' to stdout; logs go to stderr.
+SIGINT or SIGTERM stops it gracefully.";
+
+/// One option: flag, environment variable, and how to store its value.
+struct Opt {
+    flag: &'static str,
+    env: &'static str,
+    set: fn(&mut Config, &str) -> Result<(), &'static str>,
+}
+
+const OPTS: &[Opt] = &[
+    Opt {
+        flag: "--host",
+        env: "HOST",
+        set: |c, v| {
+            if v.trim().is_empty() {
+                return Err("a host name or IP address");
+            }
+            c.host = v.to_string();
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--port",
+        env: "PORT",
+        set: |c, v| {
+            c.port = number(v, 0, u16::MAX as usize).ok_or("a port from 0 to 65535")? as u16;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--threads",
+        env: "THREADS",
+        set: |c, v| {
+            c.threads = number(v, 1, 1024).ok_or("a whole number from 1 to 1024")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--max-body-bytes",
+        env: "MAX_BODY_BYTES",
+        set: |c, v| {
+            c.max_body_bytes =
+                number(v, 1, 1 << 30).ok_or("a whole number of bytes from 1 to 1073741824")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--max-items",
+        env: "MAX_ITEMS",
+        set: |c, v| {
+            c.max_items = number(v, 0, 100_000_000).ok_or("a whole number from 0 to 100000000")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--log-level",
+        env: "LOG_LEVEL",
+        set: |c, v| {
+            c.log_level = v
+                .parse()
+                .map_err(|_| "one of off, error, warn, info, debug, trace")?;
+            Ok(())
+        },
+    },
+];
+
+fn number(text: &str, min: usize, max: usize) -> Option<usize> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok().filter(|n| (min..=max).contains(n))
+}
+
+/// Reads the options: first the environment (through `env`, so tests need
+/// not touch the real one), then the flags in `args` (without the program
+/// name), so that a flag overrides its variable.
+pub fn parse(
+    args: impl IntoIterator<Item = String>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Command, ConfigError> {
+    let mut config = Config::default();
+    for opt in OPTS {
+        if let Some(value) = env(opt.env).filter(|v| !v.is_empty()) {
+            (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
+                source: format!("environment variable {}", opt.env),
+                value,
+                expected,
+            })?;
+        }
+    }
+
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            _ => {}
+        }
+        // Both `--port 8080` and `--port=8080`.
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let opt = OPTS
+            .iter()
+            .find(|opt| opt.flag == name)
+            .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
+        let value = match inline {
+            Some(value) => value,
+            None => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
+        };
+        (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
+            source: opt.flag.to_string(),
+            value,
+            expected,
+        })?;
+    }
+    Ok(Command::Serve(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_with(args: &[&str], env: &[(&str, &str)]) -> Result<Command, ConfigError> {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        parse(args.iter().map(|a| a.to_string()), move |name| {
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    fn config(args: &[&str], env: &[(&str, &str)]) -> Config {
+        match parse_with(args, env) {
+            Ok(Command::Serve(config)) => config,
+            other => panic!("expected a config, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&[], &[]);
+        assert_eq!(
+            (c.host.as_str(), c.port, c.max_body_bytes, c.max_items),
+            ("127.0.0.1", 8080, 65536, 100_000)
+        );
+        assert_eq!(c.log_level, log::LevelFilter::Info);
+        assert!(c.threads >= 1);
+    }
+
+    #[test]
+    fn flags_override_environment() {
+        let c = config(
+            &["--port", "9000", "--threads=3"],
+            &[("PORT", "7000"), ("MAX_ITEMS", "5"), ("HOST", "")],
+        );
+        assert_eq!((c.port, c.threads, c.max_items), (9000, 3, 5));
+        assert_eq!(c.host, "127.0.0.1");
+        assert_eq!(
+            config(&["--log-level", "warn"], &[("LOG_LEVEL", "debug")]).log_level,
+            log::LevelFilter::Warn
+        );
+    }
+
+    #[test]
+    fn errors_name_the_flag_or_variable() {
+        let err =
+            |args: &[&str], env: &[(&str, &str)]| parse_with(args, env).unwrap_err().to_string();
+        assert!(err(&["--port", "70000"], &[]).contains("--port"));
+        assert!(err(&["--threads", "0"], &[]).contains("--threads"));
+        assert!(err(&["--bogus"], &[]).contains("--bogus"));
+        assert!(err(&["--port"], &[]).contains("--port"));
+        assert!(err(&[], &[("MAX_BODY_BYTES", "-1")]).contains("MAX_BODY_BYTES"));
+        assert!(err(&["--log-level", "loud"], &[]).contains("--log-level"));
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(parse_with(&["--help"], &[]), Ok(Command::Help));
+        assert_eq!(
+            parse_with(&["--port", "1", "-V"], &[]),
+            Ok(Command::Version)
+        );
+    }
+}

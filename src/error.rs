@@ -1,0 +1,143 @@
+//! Every way a request can fail, and the one place that turns a failure into
+//! an HTTP status.
+//!
+//! Handlers return `Result<Reply, ApiError>`. They never pick a status code
+//! for an error themselves: they pick a variant, and [`ApiError::status`]
+//! decides the code. `response.rs` then renders every variant the same way,
+//! as an RFC 9457 problem document, so a client sees one error format whatever
+//! went wrong.
+
+use std::fmt;
+
+/// One field of a request body that failed validation, as listed in the
+/// `errors` array of a 422 response.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldError {
+    /// The field's name as the client sent it (or `""` for the body as a whole).
+    pub field: String,
+    /// What is wrong, phrased to follow the field name: "is required".
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A request that cannot be served, with what the client needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApiError {
+    /// 400: the request is malformed (bad JSON or form syntax, invalid UTF-8,
+    /// empty body, bad query string, ambiguous framing).
+    BadRequest {
+        detail: String,
+        hint: Option<&'static str>,
+    },
+    /// 404: no route has this path, the id is malformed, or no item has it.
+    NotFound { detail: String },
+    /// 405: the path exists but not with this method. `allow` is the value of
+    /// the `Allow` header (RFC 9110 section 15.5.6 requires it).
+    MethodNotAllowed { method: String, allow: &'static str },
+    /// 406: the `Accept` header rules out every type this server produces.
+    NotAcceptable,
+    /// 413: the body is larger than `--max-body-bytes`.
+    ContentTooLarge { limit: usize },
+    /// 415: the body's `Content-Type` is missing or not one we decode.
+    UnsupportedMediaType { detail: String },
+    /// 422: the body parsed but its content is invalid; every offending field
+    /// is listed. `kind` names the resource ("todo").
+    Invalid {
+        kind: &'static str,
+        errors: Vec<FieldError>,
+    },
+    /// 507: the collection already holds `--max-items` items.
+    InsufficientStorage { kind: &'static str, limit: usize },
+    /// 500: a bug. The detail goes to the log, never to the client.
+    Internal,
+}
+
+impl ApiError {
+    /// The status code of each variant; the only place errors become numbers.
+    pub fn status(&self) -> u16 {
+        match self {
+            ApiError::BadRequest { .. } => 400,
+            ApiError::NotFound { .. } => 404,
+            ApiError::MethodNotAllowed { .. } => 405,
+            ApiError::NotAcceptable => 406,
+            ApiError::ContentTooLarge { .. } => 413,
+            ApiError::UnsupportedMediaType { .. } => 415,
+            ApiError::Invalid { .. } => 422,
+            ApiError::Internal => 500,
+            ApiError::InsufficientStorage { .. } => 507,
+        }
+    }
+
+    /// A 400 with a detail and no hint.
+    pub fn bad_request(detail: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            detail: detail.into(),
+            hint: None,
+        }
+    }
+
+    /// A 404 for a path no route serves.
+    pub fn no_route(path: &str) -> ApiError {
+        ApiError::NotFound {
+            detail: format!("no resource at {path}"),
+        }
+    }
+
+    /// How to fix the request, when we can say; the `hint` member.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            ApiError::BadRequest { hint, .. } => *hint,
+            ApiError::MethodNotAllowed { .. } => Some("use one of the methods in the Allow header"),
+            ApiError::NotAcceptable => {
+                Some("accept application/json or application/problem+json, or omit Accept")
+            }
+            ApiError::UnsupportedMediaType { .. } => {
+                Some("send Content-Type: application/json or application/x-www-form-urlencoded")
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The `detail` member: one sentence for a person.
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApiError::BadRequest { detail, .. } => f.write_str(detail),
+            ApiError::NotFound { detail } => f.write_str(detail),
+            ApiError::MethodNotAllowed { method, allow } => {
+                write!(f, "{method} is not allowed here; allowed: {allow}")
+            }
+            ApiError::NotAcceptable => f.write_str(
+                "this server only produces application/json and application/problem+json",
+            ),
+            ApiError::ContentTooLarge { limit } => {
+                write!(
+                    f,
+                    "the request body is larger than the limit of {limit} bytes"
+                )
+            }
+            ApiError::UnsupportedMediaType { detail } => f.write_str(detail),
+            ApiError::Invalid { kind, errors } => {
+                let n = errors.len();
+                let s = if n == 1 { "" } else { "s" };
+                write!(f, "the {kind} has {n} invalid field{s}")
+            }
+            ApiError::InsufficientStorage { kind, limit } => {
+                write!(
+                    f,
+                    "cannot create another {kind}: the collection holds its limit of {limit} items"
+                )
+            }
+            ApiError::Internal => f.write_str("the server failed to handle this request"),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! widgets-todos: a small, synchronous HTTP/JSON server for two
+//! collections, widgets and todos, under `/api`.
+//!
+//! # Bird's-eye view
+//!
+//! A request travels through the modules in the order they are listed
+//! below. `server` takes it off the socket and hands a [`request::Request`]
+//! to a handler; in production that handler is [`router::App::handle`],
+//! which checks the path, method, query and `Accept`, then calls one of the
+//! five generic handlers in `resource`. Those decode and validate the body
+//! (`request`, `validate`, and the resource's own file), touch the `store`
+//! once, and return a [`response::Reply`]. Errors travel as
+//! [`error::ApiError`] and become problem+json in one place. `server`
+//! encodes the reply and writes it back.
+//!
+//! # Codemap
+//!
+//! - `config`: flags and environment variables into a `Config`; `--help`.
+//! - `server`: listening socket, worker pool, panic isolation, access log,
+//!   shutdown. The only module that touches sockets.
+//! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
+//! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
+//!   the query string.
+//! - `validate`: typed field getters that collect every error for a 422.
+//! - `resource`: the `Resource` trait and the handlers widgets and todos share.
+//! - `widgets`, `todos`: each resource's fields and rules.
+//! - `store`: the `Mutex`-guarded collections and id allocation. The only
+//!   module that locks.
+//! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
+//! - `error`: `ApiError` and its status codes.
+
+pub mod config;
+pub mod error;
+pub mod request;
+pub mod resource;
+pub mod response;
+pub mod router;
+pub mod server;
+pub mod store;
+pub mod todos;
+pub mod validate;
+pub mod widgets;
+
+use std::io;
+use std::sync::Arc;
+
+use config::Config;
+use router::App;
+use server::Server;
+use store::Store;
+
+/// Binds `config.host:config.port` and serves a new, empty store.
+pub fn start(config: &Config) -> io::Result<Server> {
+    start_app(config, Arc::new(App::new(Store::new(config.max_items))))
+}
+
+/// Binds and serves the given application (tests keep a handle on its store).
+pub fn start_app(config: &Config, app: Arc<App>) -> io::Result<Server> {
+    let listener = server::bind(&config.host, config.port)?;
+    Server::start(
+        listener,
+        config,
+        Arc::new(move |req: &mut request::Request<'_>| app.handle(req)),
+    )
+}

@@ -1,0 +1,91 @@
+//! The `widgets-todos` binary: read the configuration, start logging, run
+//! the library's server until a signal, and map every failure to an exit
+//! status (2: bad flag or value; 1: cannot listen, or accepting failed).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use widgets_todos::config::{self, Command};
+
+/// How long in-flight requests get after SIGINT/SIGTERM before we exit anyway.
+const GRACE: Duration = Duration::from_secs(5);
+
+fn main() -> ExitCode {
+    let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
+        Ok(Command::Serve(config)) => config,
+        Ok(Command::Help) => {
+            println!("{}", config::HELP);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("widgets-todos {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            eprintln!("widgets-todos: {err}");
+            return ExitCode::from(2);
+        }
+    };
+
+    if let Err(err) = simple_logger::SimpleLogger::new()
+        .with_level(config.log_level)
+        .with_utc_timestamps()
+        .init()
+    {
+        eprintln!("widgets-todos: cannot start logging: {err}");
+    }
+
+    let server = match widgets_todos::start(&config) {
+        Ok(server) => server,
+        Err(err) => {
+            let why = match err.kind() {
+                std::io::ErrorKind::AddrInUse => "the address is already in use".to_string(),
+                _ => err.to_string(),
+            };
+            eprintln!(
+                "widgets-todos: cannot listen on {}:{}: {why}",
+                config.host, config.port
+            );
+            return ExitCode::from(1);
+        }
+    };
+
+    let mut stdout = std::io::stdout();
+    if let Err(err) =
+        writeln!(stdout, "listening on http://{}", server.addr()).and_then(|()| stdout.flush())
+    {
+        log::warn!("cannot print the listening address: {err}");
+    }
+
+    let stopper = server.stopper();
+    match Signals::new([SIGINT, SIGTERM]) {
+        Ok(mut signals) => {
+            std::thread::spawn(move || {
+                if let Some(signal) = signals.forever().next() {
+                    log::info!(
+                        "signal {signal} received: finishing requests in flight, then exiting"
+                    );
+                    stopper.stop();
+                    std::thread::sleep(GRACE);
+                    log::warn!("requests still running after {GRACE:?}; exiting anyway");
+                    std::process::exit(0);
+                }
+            });
+        }
+        Err(err) => log::error!("cannot install signal handlers: {err}"),
+    }
+
+    match server.wait() {
+        Ok(()) => {
+            log::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            log::error!("{err}");
+            ExitCode::from(1)
+        }
+    }
+}

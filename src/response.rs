@@ -1,0 +1,227 @@
+//! What the server sends back: a [`Reply`] value, its JSON and problem+json
+//! constructors, and its encoding into HTTP/1.1 bytes.
+//!
+//! Handlers build a `Reply` and never touch a socket. `server.rs` calls
+//! [`Reply::encode`] once per request and writes the bytes in one go. We
+//! encode the response ourselves, rather than through tiny_http's `Response`,
+//! because that type always adds `Content-Length: 0` to a 204 (which RFC 9110
+//! section 8.6 forbids) and cannot say `Connection: close`.
+
+use serde::Serialize;
+
+use crate::error::{ApiError, FieldError};
+
+pub const JSON: &str = "application/json";
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A response before it is encoded: status, extra headers and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    pub status: u16,
+    /// Headers beyond the standard ones `encode` always writes.
+    pub headers: Vec<(&'static str, String)>,
+    /// The body and its media type; `None` for 204.
+    pub body: Option<(&'static str, Vec<u8>)>,
+}
+
+impl Reply {
+    /// A JSON response with the given status.
+    pub fn json<T: Serialize + ?Sized>(status: u16, value: &T) -> Reply {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => Reply::bytes(status, JSON, bytes),
+            Err(err) => {
+                // Our own types always serialize; reaching this is a bug.
+                log::error!("cannot serialize a response body: {err}");
+                Reply::from(ApiError::Internal)
+            }
+        }
+    }
+
+    /// A response with an already-encoded body.
+    pub fn bytes(status: u16, content_type: &'static str, bytes: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Some((content_type, bytes)),
+        }
+    }
+
+    /// A response without a body (204).
+    pub fn empty(status: u16) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The value of one of our extra headers, if set.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn body_bytes(&self) -> &[u8] {
+        self.body.as_ref().map_or(&[], |(_, b)| b.as_slice())
+    }
+
+    /// The full HTTP/1.1 message. `date` is an IMF-fixdate; `head_only`
+    /// drops the body but keeps its `Content-Length` (RFC 9110 section 9.3.2);
+    /// `connection` is written as the `Connection` header when given.
+    pub fn encode(&self, date: &str, head_only: bool, connection: Option<&str>) -> Vec<u8> {
+        use std::fmt::Write as _;
+
+        let body = self.body_bytes();
+        let mut head = String::with_capacity(192);
+        // Writing into a String cannot fail; the results are discarded on purpose.
+        let _ = write!(
+            head,
+            "HTTP/1.1 {} {}\r\nDate: {date}\r\nCache-Control: no-store\r\n",
+            self.status,
+            reason_phrase(self.status)
+        );
+        if let Some((content_type, _)) = &self.body {
+            let _ = write!(head, "Content-Type: {content_type}\r\n");
+        }
+        // RFC 9110 section 8.6: no Content-Length on a 204 or a 304.
+        if self.status != 204 && self.status != 304 {
+            let _ = write!(head, "Content-Length: {}\r\n", body.len());
+        }
+        for (name, value) in &self.headers {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+        if let Some(connection) = connection {
+            let _ = write!(head, "Connection: {connection}\r\n");
+        }
+        head.push_str("\r\n");
+
+        let mut out = head.into_bytes();
+        if !head_only {
+            out.extend_from_slice(body);
+        }
+        out
+    }
+}
+
+/// The problem+json member names of RFC 9457, plus our `errors` and `hint`.
+#[derive(Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: &'static str,
+    status: u16,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<&'a [FieldError]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'static str>,
+}
+
+/// Every error becomes a problem document here, and nowhere else.
+impl From<ApiError> for Reply {
+    fn from(err: ApiError) -> Reply {
+        let status = err.status();
+        let errors = match &err {
+            ApiError::Invalid { errors, .. } => Some(errors.as_slice()),
+            _ => None,
+        };
+        let problem = Problem {
+            kind: "about:blank",
+            title: reason_phrase(status),
+            status,
+            detail: err.to_string(),
+            errors,
+            hint: err.hint(),
+        };
+        // Serializing this struct of strings cannot fail; fall back to a
+        // fixed document rather than recurse into `Reply::json`.
+        let bytes = serde_json::to_vec(&problem).unwrap_or_else(|_| {
+            br#"{"type":"about:blank","title":"Internal Server Error","status":500}"#.to_vec()
+        });
+        let reply = Reply::bytes(status, PROBLEM_JSON, bytes);
+        match err {
+            ApiError::MethodNotAllowed { allow, .. } => reply.with_header("Allow", allow),
+            _ => reply,
+        }
+    }
+}
+
+/// The reason phrases of RFC 9110 section 15 for the statuses we send.
+pub fn reason_phrase(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        204 => "No Content",
+        304 => "Not Modified",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        412 => "Precondition Failed",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Content",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        507 => "Insufficient Storage",
+        _ => "Unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(reply: &Reply, head_only: bool) -> String {
+        String::from_utf8_lossy(&reply.encode("Thu, 01 Jan 1970 00:00:00 GMT", head_only, None))
+            .into_owned()
+    }
+
+    #[test]
+    fn encodes_status_line_standard_headers_and_body() {
+        let wire = text(&Reply::json(200, &[1, 2]), false);
+        assert!(wire.starts_with("HTTP/1.1 200 OK\r\n"), "{wire}");
+        assert!(wire.contains("Cache-Control: no-store\r\n"));
+        assert!(wire.contains("Content-Type: application/json\r\n"));
+        assert!(wire.ends_with("Content-Length: 5\r\n\r\n[1,2]"), "{wire}");
+    }
+
+    #[test]
+    fn head_keeps_length_but_drops_body() {
+        let wire = text(&Reply::json(200, &[1, 2]), true);
+        assert!(wire.ends_with("Content-Length: 5\r\n\r\n"), "{wire}");
+    }
+
+    #[test]
+    fn no_content_has_neither_length_nor_type() {
+        let wire = text(&Reply::empty(204), false);
+        assert!(!wire.contains("Content-Length"), "{wire}");
+        assert!(!wire.contains("Content-Type"), "{wire}");
+    }
+
+    #[test]
+    fn problem_has_rfc_9457_members_and_allow() {
+        let reply = Reply::from(ApiError::MethodNotAllowed {
+            method: "PUT".into(),
+            allow: "GET, HEAD",
+        });
+        assert_eq!(reply.status, 405);
+        assert_eq!(reply.header("allow"), Some("GET, HEAD"));
+        let body: serde_json::Value = serde_json::from_slice(reply.body_bytes()).unwrap();
+        assert_eq!(body["type"], "about:blank");
+        assert_eq!(body["title"], "Method Not Allowed");
+        assert_eq!(body["status"], 405);
+        assert!(body.get("errors").is_none());
+    }
+}

@@ -1,0 +1,202 @@
+//! The routing table: which function answers which method on which path,
+//! and the order in which a request is checked before it gets there.
+//!
+//! For a request to a known path the checks run in this order, each one
+//! answering with an error before anything later is looked at (and before
+//! anything changes):
+//!
+//! 1. the path: unknown path or malformed id is 404;
+//! 2. the method: one the path does not take is 405 with `Allow`;
+//! 3. the query string: these paths take none, so any parameter is 400;
+//! 4. `OPTIONS` is answered here, with `Allow`;
+//! 5. `Accept` must admit JSON, else 406;
+//! 6. the handler: body size (413), media type (415), syntax (400),
+//!    validation (422), then the store (404 for a missing item, 507).
+
+use crate::error::ApiError;
+use crate::request::{Method, Request};
+use crate::resource::{self, Resource};
+use crate::response::Reply;
+use crate::store::Store;
+use crate::todos::Todo;
+use crate::validate::parse_decimal;
+use crate::widgets::Widget;
+
+const INDEX_ALLOW: &str = "GET, HEAD, OPTIONS";
+const COLLECTION_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
+const ITEM_ALLOW: &str = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
+
+/// The body of `GET /api`: where the collections are.
+#[derive(serde::Serialize)]
+struct Index {
+    widgets: &'static str,
+    todos: &'static str,
+}
+
+/// The application: what answers a request once it has been read.
+pub struct App {
+    pub store: Store,
+}
+
+impl App {
+    pub fn new(store: Store) -> App {
+        App { store }
+    }
+
+    /// Answers one request. Never fails: every error becomes its problem+json.
+    pub fn handle(&self, req: &mut Request<'_>) -> Reply {
+        self.route(req).unwrap_or_else(Reply::from)
+    }
+
+    fn route(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+        let path = req.path();
+        let segments = segments(path).ok_or_else(|| ApiError::no_route(path))?;
+        match segments.as_slice() {
+            ["api"] => self.index(req),
+            ["api", "widgets"] => self.collection::<Widget>(req),
+            ["api", "widgets", id] => self.item::<Widget>(req, id),
+            ["api", "todos"] => self.collection::<Todo>(req),
+            ["api", "todos", id] => self.item::<Todo>(req, id),
+            _ => Err(ApiError::no_route(path)),
+        }
+    }
+
+    /// `/api`: links to the collections.
+    fn index(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+        prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head])?;
+        match req.method {
+            Method::Options => Ok(options(INDEX_ALLOW)),
+            _ => Ok(Reply::json(
+                200,
+                &Index {
+                    widgets: Widget::PATH,
+                    todos: Todo::PATH,
+                },
+            )),
+        }
+    }
+
+    /// `/api/widgets`, `/api/todos`.
+    fn collection<T: Resource>(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+        prepare(
+            req,
+            COLLECTION_ALLOW,
+            &[Method::Get, Method::Head, Method::Post],
+        )?;
+        match req.method {
+            Method::Options => Ok(options(COLLECTION_ALLOW)),
+            Method::Post => resource::create::<T>(&self.store, req),
+            _ => Ok(resource::list::<T>(&self.store)),
+        }
+    }
+
+    /// `/api/widgets/{id}`, `/api/todos/{id}`.
+    fn item<T: Resource>(&self, req: &mut Request<'_>, id: &str) -> Result<Reply, ApiError> {
+        let id = parse_decimal(id)
+            .filter(|&id| id > 0)
+            .ok_or_else(|| ApiError::NotFound {
+                detail: format!(
+                    "'{id}' is not a {} id: ids are positive integers like 1 or 42",
+                    T::KIND
+                ),
+            })?;
+        let methods = [
+            Method::Get,
+            Method::Head,
+            Method::Put,
+            Method::Patch,
+            Method::Delete,
+        ];
+        prepare(req, ITEM_ALLOW, &methods)?;
+        match req.method {
+            Method::Options => Ok(options(ITEM_ALLOW)),
+            Method::Put => resource::update::<T>(&self.store, id, req, false),
+            Method::Patch => resource::update::<T>(&self.store, id, req, true),
+            Method::Delete => resource::delete::<T>(&self.store, id),
+            _ => resource::get::<T>(&self.store, id),
+        }
+    }
+}
+
+/// Checks 2 to 5 of the module comment, shared by every path.
+fn prepare(req: &Request<'_>, allow: &'static str, methods: &[Method]) -> Result<(), ApiError> {
+    if req.method != Method::Options && !methods.contains(&req.method) {
+        return Err(ApiError::MethodNotAllowed {
+            method: req.method_name.to_string(),
+            allow,
+        });
+    }
+    req.forbid_query()?;
+    if req.method != Method::Options {
+        req.check_accept()?;
+    }
+    Ok(())
+}
+
+/// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
+fn options(allow: &'static str) -> Reply {
+    Reply::empty(204).with_header("Allow", allow)
+}
+
+/// The path's segments, with one trailing slash dropped (`/api/todos/` is
+/// `/api/todos`). An absolute-form target (`http://host/api`, RFC 9112
+/// section 3.2.2) is reduced to its path. `None` for a target that is no
+/// path at all, such as `*`.
+fn segments(path: &str) -> Option<Vec<&str>> {
+    let path = match path.split_once("://") {
+        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map(|slash| &rest[slash..])?,
+        _ => path,
+    };
+    let path = path.strip_prefix('/')?;
+    let path = path.strip_suffix('/').unwrap_or(path);
+    Some(path.split('/').collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(app: &App, method: &str, target: &str, body: &str) -> Reply {
+        let mut bytes = body.as_bytes();
+        let mut req = Request {
+            method: Method::parse(method),
+            method_name: method,
+            target,
+            content_type: (!body.is_empty()).then_some("application/json"),
+            accept: None,
+            content_length: Some(body.len() as u64),
+            body: &mut bytes,
+            max_body_bytes: 1024,
+        };
+        app.handle(&mut req)
+    }
+
+    #[test]
+    fn segments_of_paths() {
+        assert_eq!(segments("/api/todos/"), Some(vec!["api", "todos"]));
+        assert_eq!(segments("/api/todos//"), Some(vec!["api", "todos", ""]));
+        assert_eq!(segments("http://localhost:8080/api"), Some(vec!["api"]));
+        assert_eq!(segments("*"), None);
+    }
+
+    #[test]
+    fn routes_without_a_socket() {
+        let app = App::new(Store::new(10));
+        assert_eq!(call(&app, "GET", "/api", "").status, 200);
+        assert_eq!(
+            call(&app, "POST", "/api/todos", r#"{"userId": 1, "title": "a"}"#).status,
+            201
+        );
+        assert_eq!(call(&app, "GET", "/api/todos/1/", "").status, 200);
+        assert_eq!(call(&app, "GET", "/api/todos/01", "").status, 404);
+        assert_eq!(call(&app, "GET", "/api/nothing", "").status, 404);
+        assert_eq!(call(&app, "POST", "/api/todos/1", "").status, 405);
+        assert_eq!(call(&app, "get", "/api", "").status, 405);
+        assert_eq!(call(&app, "GET", "/api?x=1", "").status, 400);
+        let options = call(&app, "OPTIONS", "/api/widgets/3", "");
+        assert_eq!(
+            (options.status, options.header("Allow")),
+            (204, Some(ITEM_ALLOW))
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Widgets: a price and a quality, both free text.
+//!
+//! `{"id": 1, "price": "$10", "quality": "good"}`. A create needs both
+//! fields; an update sets one or both.
+
+use serde::Serialize;
+
+use crate::error::ApiError;
+use crate::request::Fields;
+use crate::resource::Resource;
+use crate::validate::{Need, Validator, nothing_to_update};
+
+/// The most characters `price` and `quality` may have.
+pub const MAX_TEXT: usize = 100;
+
+const FIELDS: &[&str] = &["price", "quality"];
+const FIELDS_WITH_ID: &[&str] = &["id", "price", "quality"];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Widget {
+    pub id: u64,
+    /// Free text holding an amount and a currency sign: "$10", "10 €".
+    pub price: String,
+    /// A descriptive label: "good".
+    pub quality: String,
+}
+
+pub struct NewWidget {
+    price: String,
+    quality: String,
+}
+
+pub struct UpdateWidget {
+    price: Option<String>,
+    quality: Option<String>,
+}
+
+impl Resource for Widget {
+    const KIND: &'static str = "widget";
+    const PATH: &'static str = "/api/widgets";
+    type New = NewWidget;
+    type Patch = UpdateWidget;
+
+    fn parse_new(fields: Fields) -> Result<NewWidget, ApiError> {
+        let mut v = Validator::new(Self::KIND, fields, FIELDS);
+        let price = v.string("price", MAX_TEXT, Need::Required);
+        let quality = v.string("quality", MAX_TEXT, Need::Required);
+        v.finish()?;
+        // `finish` has already reported a missing field, so both are set.
+        Ok(NewWidget {
+            price: price.ok_or(ApiError::Internal)?,
+            quality: quality.ok_or(ApiError::Internal)?,
+        })
+    }
+
+    fn parse_patch(fields: Fields, id: u64) -> Result<UpdateWidget, ApiError> {
+        let mut v = Validator::new(Self::KIND, fields, FIELDS_WITH_ID);
+        v.matching_id(id);
+        let price = v.string("price", MAX_TEXT, Need::Optional);
+        let quality = v.string("quality", MAX_TEXT, Need::Optional);
+        v.finish()?;
+        if price.is_none() && quality.is_none() {
+            return Err(nothing_to_update(Self::KIND, FIELDS));
+        }
+        Ok(UpdateWidget { price, quality })
+    }
+
+    fn create(id: u64, new: NewWidget) -> Widget {
+        Widget {
+            id,
+            price: new.price,
+            quality: new.quality,
+        }
+    }
+
+    fn apply(&mut self, patch: UpdateWidget) {
+        if let Some(price) = patch.price {
+            self.price = price;
+        }
+        if let Some(quality) = patch.quality {
+            self.quality = quality;
+        }
+    }
+}

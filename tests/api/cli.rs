@@ -1,0 +1,195 @@
+//! The binary itself: flags, exit statuses, the listening line, the access
+//! log, and graceful shutdown on SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_widgets-todos");
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(BIN);
+    command.args(args).env_clear();
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run binary")
+}
+
+/// Starts the binary on a free port and returns it with its address.
+fn spawn(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(["--port", "0"])
+        .args(args)
+        .env_clear()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn binary");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+fn get(addr: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    stream.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+#[test]
+fn help_and_version_exit_zero() {
+    let help = run(&["--help"], &[]);
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    for flag in [
+        "--host",
+        "--port",
+        "--threads",
+        "--max-body-bytes",
+        "--max-items",
+        "--log-level",
+        "MAX_ITEMS",
+    ] {
+        assert!(text.contains(flag), "help lacks {flag}");
+    }
+    let version = run(&["--version"], &[]);
+    assert!(version.status.success());
+    assert!(String::from_utf8_lossy(&version.stdout).starts_with("widgets-todos "));
+}
+
+#[test]
+fn bad_flags_and_values_exit_2_with_one_line() {
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&["--bogus"], &[], "--bogus"),
+        (&["--port", "99999"], &[], "--port"),
+        (&["--port"], &[], "--port"),
+        (&["--threads", "zero"], &[], "--threads"),
+        (&["--max-body-bytes=-5"], &[], "--max-body-bytes"),
+        (&["--log-level", "chatty"], &[], "--log-level"),
+        (&[], &[("MAX_ITEMS", "lots")], "MAX_ITEMS"),
+        (&[], &[("PORT", "-1")], "PORT"),
+    ];
+    for (args, env, name) in cases {
+        let out = run(args, env);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(name), "{err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn port_in_use_exits_1() {
+    let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = holder.local_addr().unwrap().port().to_string();
+    let out = run(&["--port", &port], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("in use"));
+}
+
+#[test]
+fn serves_logs_and_stops_on_sigterm() {
+    let (mut child, addr) = spawn(&["--log-level", "info"]);
+    assert!(
+        addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+        "{addr}"
+    );
+    assert!(get(&addr, "/api/todos").starts_with("HTTP/1.1 200"));
+
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status =
+        wait_with_timeout(&mut child, Duration::from_secs(10)).expect("exits after SIGTERM");
+    assert_eq!(status.code(), Some(0));
+
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let access = log
+        .lines()
+        .find(|l| l.contains("GET /api/todos"))
+        .unwrap_or_else(|| panic!("no access line in {log}"));
+    assert!(
+        access.contains("127.0.0.1:") && access.contains(" 200 ") && access.contains("ms"),
+        "{access}"
+    );
+}
+
+#[test]
+fn environment_configures_and_flags_win() {
+    let mut child = Command::new(BIN)
+        .env_clear()
+        .env("PORT", "1")
+        .env("LOG_LEVEL", "off")
+        .args(["--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
+    let addr = line
+        .trim()
+        .trim_start_matches("listening on http://")
+        .to_string();
+    assert!(get(&addr, "/api").starts_with("HTTP/1.1 200"));
+    let pid = child.id().to_string();
+    Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert_eq!(
+        wait_with_timeout(&mut child, Duration::from_secs(10)).and_then(|s| s.code()),
+        Some(0)
+    );
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    assert!(log.is_empty(), "LOG_LEVEL=off still logged: {log}");
+}

@@ -1,0 +1,12 @@
+//! The one integration-test binary: every test talks to a real server over
+//! a real socket on 127.0.0.1.
+// A panic is how a test fails; unwrap and expect say so briefly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+mod cli;
+mod errors;
+mod lifecycle;
+mod resources;
+mod wire;

@@ -1,0 +1,342 @@
+//! Starting a server in-process on 127.0.0.1:0, and a small HTTP client
+//! over a plain `TcpStream`, so the bytes on the wire stay visible.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use widgets_todos::config::Config;
+use widgets_todos::router::App;
+use widgets_todos::server::{Handler, Server, Stopper};
+use widgets_todos::store::Store;
+
+/// Every socket read in the tests gives up after this long.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub app: Option<Arc<App>>,
+    stopper: Stopper,
+    server: Option<Server>,
+}
+
+pub fn config() -> Config {
+    Config {
+        host: "127.0.0.1".into(),
+        port: 0,
+        threads: 2,
+        ..Config::default()
+    }
+}
+
+impl TestServer {
+    /// A server with the real router and an empty store.
+    pub fn start() -> TestServer {
+        TestServer::with_config(config())
+    }
+
+    pub fn with_config(config: Config) -> TestServer {
+        let app = Arc::new(App::new(Store::new(config.max_items)));
+        let server = widgets_todos::start_app(&config, Arc::clone(&app)).expect("start server");
+        TestServer::wrap(server, Some(app))
+    }
+
+    /// A server whose every request goes to `handler`.
+    pub fn with_handler(handler: Arc<Handler>) -> TestServer {
+        let listener = widgets_todos::server::bind("127.0.0.1", 0).expect("bind");
+        let server = Server::start(listener, &config(), handler).expect("start server");
+        TestServer::wrap(server, None)
+    }
+
+    fn wrap(server: Server, app: Option<Arc<App>>) -> TestServer {
+        TestServer {
+            addr: server.addr(),
+            app,
+            stopper: server.stopper(),
+            server: Some(server),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.app.as_ref().expect("server has the real app").store
+    }
+
+    pub fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(IO_TIMEOUT)).expect("timeout");
+        stream.set_write_timeout(Some(IO_TIMEOUT)).expect("timeout");
+        stream
+    }
+
+    /// Sends raw bytes on a new connection and reads until the server closes.
+    pub fn raw(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut stream = self.connect();
+        stream.write_all(bytes).expect("write");
+        read_to_close(&mut stream)
+    }
+
+    /// One request on its own connection; `headers` are full lines.
+    pub fn send(&self, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Response {
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+        for header in headers {
+            head.push_str(header);
+            head.push_str("\r\n");
+        }
+        if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        let wire = self.raw(&bytes);
+        let mut responses = parse_responses(&wire, method == "HEAD");
+        assert_eq!(
+            responses.len(),
+            1,
+            "expected one response, got:\n{}",
+            String::from_utf8_lossy(&wire)
+        );
+        responses.remove(0)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.send("GET", path, &[], b"")
+    }
+
+    pub fn delete(&self, path: &str) -> Response {
+        self.send("DELETE", path, &[], b"")
+    }
+
+    /// A request with a JSON body.
+    pub fn json(&self, method: &str, path: &str, body: &str) -> Response {
+        self.send(
+            method,
+            path,
+            &["Content-Type: application/json"],
+            body.as_bytes(),
+        )
+    }
+
+    /// A request with a form body.
+    pub fn form(&self, method: &str, path: &str, body: &str) -> Response {
+        self.send(
+            method,
+            path,
+            &["Content-Type: application/x-www-form-urlencoded"],
+            body.as_bytes(),
+        )
+    }
+
+    /// Creates an item and returns its JSON.
+    pub fn create(&self, path: &str, body: &str) -> Value {
+        let response = self.json("POST", path, body);
+        assert_eq!(response.status, 201, "{response:?}");
+        response.json()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stopper.stop();
+        if let Some(server) = self.server.take() {
+            let _ = server.wait();
+        }
+    }
+}
+
+pub fn read_to_close(stream: &mut TcpStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16384];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return out,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return out,
+            Err(err) => panic!(
+                "read failed after {} bytes: {err}\n{}",
+                out.len(),
+                String::from_utf8_lossy(&out)
+            ),
+        }
+    }
+}
+
+/// Reads exactly `count` responses from a keep-alive connection.
+pub fn read_responses(stream: &mut TcpStream, count: usize, head_only: bool) -> Vec<Response> {
+    let mut wire = Vec::new();
+    let mut buf = [0u8; 16384];
+    loop {
+        let parsed = parse_responses(&wire, head_only);
+        if parsed.len() >= count && parsed.iter().all(|r| r.complete) {
+            return parsed;
+        }
+        let n = stream.read(&mut buf).expect("read response");
+        assert!(
+            n > 0,
+            "connection closed early:\n{}",
+            String::from_utf8_lossy(&wire)
+        );
+        wire.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub version: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    complete: bool,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn header_count(&self, name: &str) -> usize {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .count()
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Splits a byte stream into responses, framing bodies by Content-Length
+/// or chunked encoding; 1xx responses are skipped.
+pub fn parse_responses(mut wire: &[u8], head_only: bool) -> Vec<Response> {
+    let mut out = Vec::new();
+    while let Some(end) = find(wire, b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&wire[..end]).into_owned();
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap_or("");
+        let mut parts = status_line.splitn(3, ' ');
+        let version = parts.next().unwrap_or("").to_string();
+        let status: u16 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+            .collect();
+        let rest = &wire[end + 4..];
+        let mut response = Response {
+            status,
+            version,
+            headers,
+            body: Vec::new(),
+            complete: true,
+        };
+        if (100..200).contains(&status) {
+            wire = rest;
+            continue;
+        }
+        let length = response
+            .header("Content-Length")
+            .and_then(|v| v.parse::<usize>().ok());
+        let chunked = response
+            .header("Transfer-Encoding")
+            .is_some_and(|v| v.contains("chunked"));
+        if head_only || status == 204 || status == 304 {
+            wire = rest;
+        } else if chunked {
+            let (body, used) = dechunk(rest);
+            response.complete = used.is_some();
+            response.body = body;
+            wire = &rest[used.unwrap_or(rest.len())..];
+        } else {
+            let n = length.unwrap_or(rest.len());
+            response.complete = rest.len() >= n;
+            response.body = rest[..n.min(rest.len())].to_vec();
+            wire = &rest[n.min(rest.len())..];
+        }
+        out.push(response);
+    }
+    out
+}
+
+fn dechunk(mut data: &[u8]) -> (Vec<u8>, Option<usize>) {
+    let total = data.len();
+    let mut body = Vec::new();
+    while let Some(line_end) = find(data, b"\r\n") {
+        let size_text = String::from_utf8_lossy(&data[..line_end]);
+        let Ok(size) = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+        else {
+            return (body, None);
+        };
+        let start = line_end + 2;
+        if size == 0 {
+            return match find(&data[start..], b"\r\n") {
+                Some(e) => (body, Some(total - data.len() + start + e + 2)),
+                None => (body, None),
+            };
+        }
+        if data.len() < start + size + 2 {
+            return (body, None);
+        }
+        body.extend_from_slice(&data[start..start + size]);
+        data = &data[start + size + 2..];
+    }
+    (body, None)
+}
+
+pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Checks the problem+json shape every error must have and returns its body.
+pub fn problem(response: &Response, status: u16) -> Value {
+    assert_eq!(response.status, status, "{}", response.text());
+    assert_eq!(
+        response.header("Content-Type"),
+        Some("application/problem+json"),
+        "{response:?}"
+    );
+    assert_eq!(response.header("Cache-Control"), Some("no-store"));
+    assert_eq!(
+        response.header("Content-Length"),
+        Some(response.body.len().to_string().as_str())
+    );
+    let body = response.json();
+    assert_eq!(body["type"], "about:blank", "{body}");
+    assert_eq!(body["status"], status, "{body}");
+    assert!(
+        body["title"].as_str().is_some_and(|t| !t.is_empty()),
+        "{body}"
+    );
+    assert!(
+        body["detail"].as_str().is_some_and(|t| !t.is_empty()),
+        "{body}"
+    );
+    body
+}
+
+/// The `field` names listed in a 422's `errors`.
+pub fn error_fields(response: &Response) -> Vec<String> {
+    let body = problem(response, 422);
+    body["errors"]
+        .as_array()
+        .expect("errors array")
+        .iter()
+        .map(|e| {
+            assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
+            e["field"].as_str().expect("field name").to_string()
+        })
+        .collect()
+}
