@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs beyond the Rust toolchain, only when it
+# is missing: curl (smoke test), and rustfmt and clippy (checks).
+set -euo pipefail
+
+missing=()
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if command -v rustup >/dev/null 2>&1; then
+    installed=$(rustup component list --installed)
+    for component in rustfmt clippy; do
+        grep -q "^$component" <<<"$installed" || rustup component add "$component"
+    done
+fi

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it and as a newcomer should:
+#   format and lint checks, unit and integration tests, then the release
+#   binary started on a free port and walked by scripts/smoke.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets -- -D warnings
+echo "== cargo test"
+cargo test
+echo "== cargo build --release"
+cargo build --release
+
+echo "== smoke test against the release binary"
+tmp=$(mktemp -d)
+./target/release/widgets-todos --port 0 --log-level warn >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+# Wait for the listening line: up to 10 s, in 50 ms steps.
+for _ in $(seq 200); do
+    grep -q '^listening on ' "$tmp/out" && break
+    sleep 0.05
+done
+base=$(sed -n 's/^listening on //p' "$tmp/out")
+[ -n "$base" ] || { echo "the server did not start:"; cat "$tmp/err"; exit 1; }
+BASE_URL="$base" sh scripts/smoke.sh
+
+# Graceful shutdown: SIGTERM, exit status 0, within 10 s.
+kill -TERM "$pid"
+for _ in $(seq 200); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+status=0
+wait "$pid" || status=$?
+[ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
+echo "== all checks passed"
