@@ -10,12 +10,13 @@ cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
 echo "== cargo test"
-cargo test
+tmp=$(mktemp -d)
+cargo test 2>&1 | tee "$tmp/cargo-test"
+cargo_passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$tmp/cargo-test" | awk '{ n += $1 } END { print n + 0 }')
 echo "== cargo build --release"
 cargo build --release
 
 echo "== smoke test against the release binary"
-tmp=$(mktemp -d)
 ./target/release/widgets-todos --port 0 --log-level warn >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
@@ -27,7 +28,8 @@ for _ in $(seq 200); do
 done
 base=$(sed -n 's/^listening on //p' "$tmp/out")
 [ -n "$base" ] || { echo "the server did not start:"; cat "$tmp/err"; exit 1; }
-BASE_URL="$base" sh scripts/smoke.sh
+BASE_URL="$base" sh scripts/smoke.sh | tee "$tmp/smoke"
+smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 
 # Graceful shutdown: SIGTERM, exit status 0, within 10 s.
 kill -TERM "$pid"
@@ -39,3 +41,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
+echo "total: $((cargo_passed + smoke_passed)) passed, 0 failed"
