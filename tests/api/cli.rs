@@ -17,12 +17,13 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     command.output().expect("run binary")
 }
 
-/// Starts the binary on a free port and returns it with its address.
-fn spawn(args: &[&str]) -> (Child, String) {
+/// Starts the binary with `args` and `env` (and nothing else in its
+/// environment) and returns it with the address from its listening line.
+fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(BIN)
-        .args(["--port", "0"])
         .args(args)
         .env_clear()
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -64,6 +65,27 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process:
     }
     let _ = child.kill();
     None
+}
+
+/// Sends `signal` to the server and returns its exit code and its stderr.
+fn stop_with(mut child: Child, signal: &str) -> (Option<i32>, String) {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    (status.and_then(|s| s.code()), log)
 }
 
 #[test]
@@ -121,32 +143,15 @@ fn port_in_use_exits_1() {
 
 #[test]
 fn serves_logs_and_stops_on_sigterm() {
-    let (mut child, addr) = spawn(&["--log-level", "info"]);
+    let (child, addr) = spawn(&["--port", "0", "--log-level", "info"], &[]);
     assert!(
         addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
         "{addr}"
     );
     assert!(get(&addr, "/api/todos").starts_with("HTTP/1.1 200"));
 
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status =
-        wait_with_timeout(&mut child, Duration::from_secs(10)).expect("exits after SIGTERM");
-    assert_eq!(status.code(), Some(0));
-
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
     let access = log
         .lines()
         .find(|l| l.contains("GET /api/todos"))
@@ -159,37 +164,11 @@ fn serves_logs_and_stops_on_sigterm() {
 
 #[test]
 fn environment_configures_and_flags_win() {
-    let mut child = Command::new(BIN)
-        .env_clear()
-        .env("PORT", "1")
-        .env("LOG_LEVEL", "off")
-        .args(["--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
-    let addr = line
-        .trim()
-        .trim_start_matches("listening on http://")
-        .to_string();
+    // PORT=1 alone would fail (privileged); the flag wins over it.
+    let (child, addr) = spawn(&["--port", "0"], &[("PORT", "1"), ("LOG_LEVEL", "off")]);
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     assert!(get(&addr, "/api").starts_with("HTTP/1.1 200"));
-    let pid = child.id().to_string();
-    Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    assert_eq!(
-        wait_with_timeout(&mut child, Duration::from_secs(10)).and_then(|s| s.code()),
-        Some(0)
-    );
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    let (code, log) = stop_with(child, "-INT");
+    assert_eq!(code, Some(0));
     assert!(log.is_empty(), "LOG_LEVEL=off still logged: {log}");
 }
