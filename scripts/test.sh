@@ -31,6 +31,10 @@ base=$(sed -n 's/^listening on //p' "$tmp/out")
 BASE_URL="$base" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 
+echo "== abuse suite (quick) against the release binary"
+python3 scripts/abuse.py --quick | tee "$tmp/abuse"
+abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
+
 # Graceful shutdown: SIGTERM, exit status 0, within 10 s.
 kill -TERM "$pid"
 for _ in $(seq 200); do
@@ -41,4 +45,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + abuse_passed)) passed, 0 failed"

@@ -6,6 +6,7 @@
 //! counts as unset, as container tools often pass empty variables through.
 
 use std::fmt;
+use std::time::Duration;
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +17,11 @@ pub struct Config {
     pub max_body_bytes: usize,
     pub max_items: usize,
     pub log_level: log::LevelFilter,
+    /// How long a connection may stay silent, and how long a request body
+    /// may take in all, before the server gives up on the client.
+    pub read_timeout: Duration,
+    /// How long one write to a client may block before it is dropped.
+    pub write_timeout: Duration,
 }
 
 impl Default for Config {
@@ -27,6 +33,8 @@ impl Default for Config {
             max_body_bytes: 65_536,
             max_items: 100_000,
             log_level: log::LevelFilter::Info,
+            read_timeout: Duration::from_secs(30),
+            write_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -88,6 +96,8 @@ Options (each also read from the environment variable shown; a flag wins):
   --max-body-bytes N      larger request bodies get 413 [MAX_BODY_BYTES] (default 65536)
   --max-items N           items per collection; a create beyond it gets 507 [MAX_ITEMS] (default 100000)
   --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
+  --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
+  --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
   -h, --help              print this help and exit
   -V, --version           print the version and exit
 
@@ -156,7 +166,27 @@ const OPTS: &[Opt] = &[
             Ok(())
         },
     },
+    Opt {
+        flag: "--read-timeout",
+        env: "READ_TIMEOUT",
+        set: |c, v| {
+            c.read_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--write-timeout",
+        env: "WRITE_TIMEOUT",
+        set: |c, v| {
+            c.write_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
 ];
+
+fn seconds(text: &str) -> Option<Duration> {
+    number(text, 1, 3600).map(|n| Duration::from_secs(n as u64))
+}
 
 fn number(text: &str, min: usize, max: usize) -> Option<usize> {
     let text = text.trim();
@@ -173,6 +203,15 @@ pub fn parse(
     args: impl IntoIterator<Item = String>,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Command, ConfigError> {
+    let args: Vec<String> = args.into_iter().collect();
+    // Help and version win over anything else, bad values included.
+    for arg in &args {
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
+            _ => {}
+        }
+    }
     let mut config = Config::default();
     for opt in OPTS {
         if let Some(value) = env(opt.env).filter(|v| !v.is_empty()) {
@@ -186,11 +225,6 @@ pub fn parse(
 
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(Command::Help),
-            "-V" | "--version" => return Ok(Command::Version),
-            _ => {}
-        }
         // Both `--port 8080` and `--port=8080`.
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) => (name, Some(value.to_string())),
@@ -242,6 +276,10 @@ mod tests {
             ("127.0.0.1", 8080, 65536, 100_000)
         );
         assert_eq!(c.log_level, log::LevelFilter::Info);
+        assert_eq!(
+            (c.read_timeout.as_secs(), c.write_timeout.as_secs()),
+            (30, 30)
+        );
         assert!(c.threads >= 1);
     }
 
@@ -269,6 +307,8 @@ mod tests {
         assert!(err(&["--port"], &[]).contains("--port"));
         assert!(err(&[], &[("MAX_BODY_BYTES", "-1")]).contains("MAX_BODY_BYTES"));
         assert!(err(&["--log-level", "loud"], &[]).contains("--log-level"));
+        assert!(err(&["--read-timeout", "0"], &[]).contains("--read-timeout"));
+        assert!(err(&[], &[("WRITE_TIMEOUT", "1.5")]).contains("WRITE_TIMEOUT"));
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub enum ApiError {
     MethodNotAllowed { method: String, allow: &'static str },
     /// 406: the `Accept` header rules out every type this server produces.
     NotAcceptable,
+    /// 408: the body did not arrive within `--read-timeout`.
+    RequestTimeout,
     /// 413: the body is larger than `--max-body-bytes`.
     ContentTooLarge { limit: usize },
     /// 415: the body's `Content-Type` is missing or not one we decode.
@@ -68,6 +70,7 @@ impl ApiError {
             ApiError::NotFound { .. } => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::NotAcceptable => 406,
+            ApiError::RequestTimeout => 408,
             ApiError::ContentTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
@@ -119,6 +122,7 @@ impl fmt::Display for ApiError {
             ApiError::NotAcceptable => f.write_str(
                 "this server only produces application/json and application/problem+json",
             ),
+            ApiError::RequestTimeout => f.write_str("the request body did not arrive in time"),
             ApiError::ContentTooLarge { limit } => {
                 write!(
                     f,

@@ -16,8 +16,11 @@
 //! # Codemap
 //!
 //! - `config`: flags and environment variables into a `Config`; `--help`.
-//! - `server`: listening socket, worker pool, panic isolation, access log,
-//!   shutdown. The only module that touches sockets.
+//! - `server`: listening socket and its timeouts, worker pool, restarting
+//!   the accept loop, shutdown.
+//! - `connection`: one request's trip through a worker (panic isolation,
+//!   access log), framing checks, one worker per connection, condemned
+//!   connections. With `server`, the only modules that touch sockets.
 //! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
 //! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
 //!   the query string.
@@ -30,6 +33,7 @@
 //! - `error`: `ApiError` and its status codes.
 
 pub mod config;
+pub mod connection;
 pub mod error;
 pub mod request;
 pub mod resource;
@@ -56,7 +60,7 @@ pub fn start(config: &Config) -> io::Result<Server> {
 
 /// Binds and serves the given application (tests keep a handle on its store).
 pub fn start_app(config: &Config, app: Arc<App>) -> io::Result<Server> {
-    let listener = server::bind(&config.host, config.port)?;
+    let listener = server::bind(config)?;
     Server::start(
         listener,
         config,

@@ -38,6 +38,13 @@ fn main() -> ExitCode {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
+    // Each connection costs a descriptor (two while a request is queued):
+    // take every one the hard limit allows.
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => log::debug!("descriptor limit: {limit}"),
+        Err(err) => log::warn!("cannot raise the descriptor limit: {err}"),
+    }
+
     let server = match widgets_todos::start(&config) {
         Ok(server) => server,
         Err(err) => {

@@ -6,7 +6,7 @@
 //! headers we use into a [`Request`] and hands over the body as a plain
 //! `Read`, so everything below can be tested with byte strings.
 
-use std::io::Read;
+use std::io::{self, Read};
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
@@ -135,6 +135,15 @@ fn read_capped(body: &mut dyn Read, limit: usize) -> Result<Vec<u8>, ApiError> {
     match body.take(limit as u64 + 1).read_to_end(&mut buf) {
         Ok(_) if buf.len() > limit => Err(ApiError::ContentTooLarge { limit }),
         Ok(_) => Ok(buf),
+        // SO_RCVTIMEO reports a timeout as WouldBlock; our deadline as TimedOut.
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) =>
+        {
+            Err(ApiError::RequestTimeout)
+        }
         Err(err) => Err(ApiError::bad_request(format!(
             "cannot read the request body: {err}"
         ))),

@@ -1,48 +1,72 @@
-//! The worker pool: the only module that touches sockets.
+//! The listening socket, the worker pool, and keeping the server listening.
+//! With `connection.rs`, the only modules that touch sockets.
 //!
 //! tiny_http runs one thread that accepts connections and one thread per
 //! connection that parses requests and queues them. We run `--threads`
-//! workers; each loops `recv()` → [`serve`] → write the reply, and `serve`
-//! is the whole life of one request:
+//! workers; each loops `recv()` and hands the request to
+//! [`Connections::dispatch`].
 //!
-//! 1. copy the method, target and the few headers we use into a
-//!    [`Request`], with the body as a lazy reader;
-//! 2. call the handler under `catch_unwind`, so a panic becomes a 500 and
-//!    the worker lives on;
-//! 3. encode the [`Reply`] and write it back in one go;
-//! 4. log one access line.
+//! **Timeouts.** tiny_http sets none and does not hand out its sockets, so
+//! we set `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux
+//! copies both to every accepted connection, which gives each a read and a
+//! write timeout. Linux also applies `SO_RCVTIMEO` to `accept()` itself, so
+//! after that long without a new connection tiny_http's accept loop fails
+//! and ends. It also ends when `accept()` fails for want of descriptors.
 //!
-//! The handler is a parameter, so the router can be tested without
-//! sockets and this loop with a handler that panics.
+//! **Heartbeat.** To keep that from happening on an idle server, a thread
+//! connects to the listener every third of the read timeout and sends an
+//! empty line, which tiny_http answers with 400 on its own; the accept
+//! resets the clock. No answer within [`PROBE_TIMEOUT`] means the accept
+//! loop is gone without a word (its thread panics when it runs out of
+//! descriptors), and the heartbeat starts a new generation.
 //!
-//! Shutdown: [`Stopper::stop`] shuts down the listening socket, which ends
-//! tiny_http's accept loop (no new connections), then wakes every worker.
-//! Requests already queued are served first; a worker finishes the
-//! request in hand before it exits.
+//! **Generations.** Whenever the accept loop ends and we did not ask it to,
+//! the worker that receives its last error starts a new tiny_http server on
+//! a duplicate of the same listening socket (retrying while descriptors are
+//! exhausted) and makes it current; the other workers follow. The old
+//! server keeps its open connections, and a drainer thread serves them
+//! until they have been quiet for a read timeout. So the server never
+//! stays alive but deaf; if no new generation can be started for
+//! [`GIVE_UP_AFTER`], it stops, and `main` exits non-zero for a supervisor
+//! to restart it.
+//!
+//! **Shutdown.** [`Stopper::stop`] shuts the listening socket down, which
+//! ends the accept loop for good, then wakes every worker. Requests already
+//! queued are served first; a worker finishes the request in hand first.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::Config;
-use crate::error::ApiError;
-use crate::request::{Method, Request};
-use crate::response::Reply;
+use crate::connection::Connections;
+pub use crate::connection::Handler;
 
-/// What answers a request: the router in production, anything in tests.
-pub type Handler = dyn Fn(&mut Request<'_>) -> Reply + Send + Sync;
+/// How long the heartbeat waits for tiny_http to answer its probe.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Creates the listening socket. We do it ourselves, rather than let
-/// tiny_http bind, to set `TCP_NODELAY` on it: Linux copies it to every
-/// accepted connection, and without it a response over about 1 KiB waits
-/// ~40 ms for the client's delayed ACK (Nagle's algorithm).
-pub fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
+/// How long to keep trying to start a new generation before giving up.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(300);
+
+/// How many connection threads tiny_http keeps ready. Its pool starts a
+/// thread for a new connection only when it counts no idle one, and that
+/// count lags in a burst: connections beyond the idle threads wait until
+/// some other connection closes. Enough idle threads for a burst of this
+/// many connections avoids it, at ~9 KB of memory each.
+pub const CONNECTION_THREADS: usize = 64;
+
+/// Creates the listening socket with the options every accepted
+/// connection inherits:
+/// - `TCP_NODELAY`: without it a response over about 1 KiB waits ~40 ms
+///   for the client's delayed ACK (Nagle's algorithm);
+/// - `SO_RCVTIMEO`, `SO_SNDTIMEO`: the read and write timeouts.
+pub fn bind(config: &Config) -> io::Result<TcpListener> {
+    let (host, port) = (config.host.as_str(), config.port);
     let addr = (host, port).to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::AddrNotAvailable,
@@ -54,6 +78,8 @@ pub fn bind(host: &str, port: u16) -> io::Result<TcpListener> {
     // on Linux it does not let two servers share a port.
     socket.set_reuse_address(true)?;
     socket.set_tcp_nodelay(true)?;
+    socket.set_read_timeout(Some(config.read_timeout))?;
+    socket.set_write_timeout(Some(config.write_timeout))?;
     socket.bind(&addr.into())?;
     socket.listen(1024)?;
     Ok(socket.into())
@@ -66,14 +92,25 @@ pub struct Server {
     workers: Vec<JoinHandle<()>>,
 }
 
-/// What the workers and the stopper share.
+/// What the workers, drainers and the stopper share.
 struct Shared {
-    http: tiny_http::Server,
-    /// A second handle on the listening socket, to shut it down on stop.
+    /// The tiny_http server whose accept loop is running.
+    current: Mutex<Arc<tiny_http::Server>>,
+    /// Our own handle on the listening socket: each generation gets a
+    /// duplicate of it, and `stop` shuts it down.
     listener: Socket,
+    addr: SocketAddr,
     workers: usize,
+    read_timeout: Duration,
+    connections: Connections,
     stopping: AtomicBool,
-    /// Set when accepting failed for good rather than by our own stop.
+    /// Held while a generation is being replaced.
+    replacing: Mutex<()>,
+    /// When the current generation started, and the pause taken before it.
+    backoff: Mutex<(Instant, Duration)>,
+    /// The heartbeat thread, to wake it when stopping.
+    heartbeat: Mutex<Option<thread::Thread>>,
+    /// Set when the server stopped because no generation could start.
     failed: AtomicBool,
 }
 
@@ -84,19 +121,7 @@ pub struct Stopper(Arc<Shared>);
 impl Stopper {
     /// Stops accepting connections and lets every worker finish and exit.
     pub fn stop(&self) {
-        if self.0.stopping.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        // Shutting down a listening socket makes a blocked accept() fail,
-        // which ends tiny_http's accept thread: no new connections.
-        if let Err(err) = self.0.listener.shutdown(std::net::Shutdown::Read) {
-            log::warn!("cannot shut down the listening socket: {err}");
-        }
-        for _ in 0..self.0.workers {
-            if let Err(err) = self.0.http.unblock() {
-                log::warn!("cannot wake a worker: {err}");
-            }
-        }
+        self.0.stop();
     }
 }
 
@@ -106,45 +131,61 @@ pub struct AcceptFailed;
 
 impl std::fmt::Display for AcceptFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the server stopped accepting connections")
+        write!(
+            f,
+            "the server could not accept connections for {GIVE_UP_AFTER:?} and stopped"
+        )
     }
 }
 
 impl std::error::Error for AcceptFailed {}
 
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Holds one Arc; no invariant a panic could break.
+    mutex.lock().unwrap_or_else(|poisoned| {
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
+}
+
 impl Server {
-    /// Starts serving `listener` with `config.threads` workers.
+    /// Starts serving `listener` (from [`bind`]) with `config.threads` workers.
     pub fn start(
         listener: TcpListener,
         config: &Config,
         handler: Arc<Handler>,
     ) -> io::Result<Server> {
         let addr = listener.local_addr()?;
-        let spare = Socket::from(listener.try_clone()?);
-        let settings = tiny_http::ServerConfig {
-            addr: tiny_http::ConfigListenAddr::IP(vec![addr]),
-            ssl: None,
-            min_threads: None,
-            max_threads: None,
-        };
-        let http =
-            tiny_http::Server::from_listener(listener, tiny_http::ListenAddr::IP(addr), settings)
-                .map_err(io::Error::other)?;
+        let listener = Socket::from(listener);
+        let first = open_generation(&listener, addr)?;
         let shared = Arc::new(Shared {
-            http,
-            listener: spare,
+            current: Mutex::new(Arc::new(first)),
+            listener,
+            addr,
             workers: config.threads,
+            read_timeout: config.read_timeout,
+            connections: Connections::new(handler, config.max_body_bytes, config.read_timeout),
             stopping: AtomicBool::new(false),
+            replacing: Mutex::new(()),
+            backoff: Mutex::new((Instant::now(), Duration::ZERO)),
+            heartbeat: Mutex::new(None),
             failed: AtomicBool::new(false),
         });
-        let max_body_bytes = config.max_body_bytes;
+        let heartbeat = {
+            let shared = Arc::downgrade(&shared);
+            let target = heartbeat_target(addr);
+            let every = config.read_timeout / 3;
+            thread::Builder::new()
+                .name("heartbeat".into())
+                .spawn(move || heartbeat(&shared, target, every))?
+        };
+        *lock(&shared.heartbeat) = Some(heartbeat.thread().clone());
         let workers = (0..config.threads)
             .map(|n| {
                 let shared = Arc::clone(&shared);
-                let handler = Arc::clone(&handler);
                 thread::Builder::new()
                     .name(format!("worker-{n}"))
-                    .spawn(move || work(&shared, &*handler, max_body_bytes))
+                    .spawn(move || shared.work())
             })
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Server {
@@ -164,7 +205,7 @@ impl Server {
     }
 
     /// Waits until every worker has exited. `Err` when the server stopped
-    /// because accepting failed, not because it was asked to.
+    /// because it could not accept connections, not because it was asked to.
     pub fn wait(self) -> Result<(), AcceptFailed> {
         for worker in self.workers {
             if worker.join().is_err() {
@@ -179,204 +220,221 @@ impl Server {
     }
 }
 
-/// One worker: takes requests until the server stops.
-fn work(shared: &Arc<Shared>, handler: &Handler, max_body_bytes: usize) {
+/// Where the heartbeat connects: the bound address, or loopback when
+/// bound to every address.
+fn heartbeat_target(addr: SocketAddr) -> SocketAddr {
+    let mut target = addr;
+    if target.ip().is_unspecified() {
+        target.set_ip(match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    target
+}
+
+/// Connects to the listener every `every` until the server stops or is
+/// gone: see the module comment.
+fn heartbeat(shared: &std::sync::Weak<Shared>, target: SocketAddr, every: Duration) {
     loop {
-        match shared.http.recv() {
-            Ok(Ok(request)) => serve(request, handler, max_body_bytes),
-            // A client closed its keep-alive connection, or sent something
-            // tiny_http could not parse (it has answered 400 itself).
-            Ok(Err(err)) => log::debug!("connection ended: {err}"),
-            Err(err) => {
-                if !shared.stopping.load(Ordering::SeqCst) {
-                    log::error!(
-                        "accepting connections failed: {err}; stopping so a supervisor can restart the server"
-                    );
-                    shared.failed.store(true, Ordering::SeqCst);
-                    Stopper(Arc::clone(shared)).stop();
+        thread::park_timeout(every);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if shared.stopping() {
+            return;
+        }
+        let http = shared.current();
+        if let Err(err) = probe(target) {
+            log::warn!("the accept loop did not answer the heartbeat ({err}); restarting it");
+            shared.replace(http, &err);
+        }
+    }
+}
+
+/// Connects, sends an empty line, and waits for tiny_http's 400.
+fn probe(target: SocketAddr) -> io::Result<()> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect_timeout(&target, PROBE_TIMEOUT)?;
+    stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
+    stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
+    stream.write_all(b"\r\n")?;
+    let mut answer = [0u8; 12];
+    match stream.read(&mut answer)? {
+        0 => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "closed without an answer",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A tiny_http server accepting on a duplicate of `listener`.
+fn open_generation(listener: &Socket, addr: SocketAddr) -> io::Result<tiny_http::Server> {
+    let duplicate: TcpListener = listener.try_clone()?.into();
+    let settings = tiny_http::ServerConfig {
+        addr: tiny_http::ConfigListenAddr::IP(vec![addr]),
+        ssl: None,
+        min_threads: Some(CONNECTION_THREADS),
+        max_threads: None,
+    };
+    tiny_http::Server::from_listener(duplicate, tiny_http::ListenAddr::IP(addr), settings)
+        .map_err(io::Error::other)
+}
+
+impl Shared {
+    fn current(&self) -> Arc<tiny_http::Server> {
+        Arc::clone(&lock(&self.current))
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// One worker: takes requests from the current generation until the
+    /// server stops.
+    fn work(self: &Arc<Self>) {
+        loop {
+            let http = self.current();
+            match http.recv() {
+                Ok(Ok(request)) => self.connections.dispatch(request),
+                // A client closed its keep-alive connection or timed out, or
+                // sent something tiny_http could not parse (it answered 400).
+                Ok(Err(err)) => log::debug!("connection ended: {err}"),
+                // Either `stop` or a replacement woke us (then the server is
+                // stopping, or `http` is no longer current), or the accept
+                // loop of the current generation ended.
+                Err(err) => {
+                    if self.stopping() {
+                        return;
+                    }
+                    if Arc::ptr_eq(&http, &self.current()) {
+                        self.replace(http, &err);
+                    }
                 }
-                return;
             }
         }
     }
-}
 
-/// The body of a tiny_http request as a plain reader. Asking tiny_http for
-/// the reader sends `100 Continue` when the client expects it, so we ask
-/// only on the first read: a request refused before its body is read
-/// (413 from `Content-Length`, 415) never invites the body.
-struct LazyBody<'a> {
-    request: &'a mut tiny_http::Request,
-    /// Whether a read has reached the end of the body.
-    finished: bool,
-}
-
-impl Read for LazyBody<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.request.as_reader().read(buf)?;
-        if n == 0 && !buf.is_empty() {
-            self.finished = true;
+    /// Starts a new generation in place of `old`, whose accept loop ended
+    /// with `err`: see the module comment.
+    fn replace(self: &Arc<Self>, old: Arc<tiny_http::Server>, err: &io::Error) {
+        // A worker and the heartbeat may both find `old` dead: replace once.
+        let _replacing = lock(&self.replacing);
+        if !Arc::ptr_eq(&old, &self.current()) {
+            return;
         }
-        Ok(n)
-    }
-}
-
-fn header(request: &tiny_http::Request, name: &str) -> Option<String> {
-    request
-        .headers()
-        .get(name)
-        .map(|value| value.as_str().to_string())
-}
-
-/// Serves one request from start to finish: see the module comment.
-fn serve(mut request: tiny_http::Request, handler: &Handler, max_body_bytes: usize) {
-    let started = Instant::now();
-    let method_name = request.method().as_str().to_string();
-    let method = Method::parse(&method_name);
-    let target = request.url().to_string();
-    let content_type = header(&request, "Content-Type");
-    let accept = header(&request, "Accept");
-    let raw_length = header(&request, "Content-Length");
-    let connection = connection_header(&request);
-    let content_length = request.body_length().map(|n| n as u64);
-    let chunked = request.headers().contains("Transfer-Encoding");
-    // Whether nothing of the body is left unread on the connection.
-    let mut body_finished = !chunked && content_length.unwrap_or(0) == 0;
-
-    let reply = match framing_error(raw_length.as_deref()) {
-        Some(err) => Reply::from(err),
-        None => {
-            let mut body = LazyBody {
-                request: &mut request,
-                finished: body_finished,
-            };
-            let mut req = Request {
-                method,
-                method_name: &method_name,
-                target: &target,
-                content_type: content_type.as_deref(),
-                accept: accept.as_deref(),
-                content_length,
-                body: &mut body,
-                max_body_bytes,
-            };
-            let outcome = catch_unwind(AssertUnwindSafe(|| handler(&mut req)));
-            body_finished = body.finished;
-            outcome.unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                log::error!("handler panicked on {method_name} {target}: {what}");
-                Reply::from(ApiError::Internal)
-            })
+        if err.kind() == io::ErrorKind::WouldBlock {
+            log::debug!("no connection for a read timeout; restarting the accept loop");
+        } else {
+            log::warn!("accepting connections failed: {err}; restarting the accept loop");
         }
-    };
-
-    let date = httpdate::fmt_http_date(SystemTime::now());
-    let remote = request
-        .remote_addr()
-        .map_or_else(|| "-".to_string(), |a| a.to_string());
-    let sent = if body_finished {
-        write_reply(request, &reply, &date, method == Method::Head, connection)
-    } else {
-        respond_before_drain(request, &reply, &date)
-    };
-    match sent {
-        Ok(bytes) => log::info!(
-            "{remote} {method_name} {target} {} {bytes}B {:.3}ms",
-            reply.status,
-            started.elapsed().as_secs_f64() * 1000.0
-        ),
-        Err(err) => log::debug!("cannot send the response to {remote}: {err}"),
+        // A generation that dies as soon as it starts (descriptors still
+        // exhausted) must not be replaced at once, again and again: each
+        // one costs a pool of threads. Back off while they keep dying young.
+        {
+            let mut backoff = lock(&self.backoff);
+            let (born, pause) = *backoff;
+            let pause = if born.elapsed() < Duration::from_secs(2) {
+                (pause * 2).clamp(Duration::from_millis(50), Duration::from_secs(1))
+            } else {
+                Duration::ZERO
+            };
+            drop(backoff);
+            thread::sleep(pause);
+            backoff = lock(&self.backoff);
+            *backoff = (Instant::now(), pause);
+        }
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(10);
+        let fresh = loop {
+            match open_generation(&self.listener, self.addr) {
+                Ok(fresh) => break fresh,
+                Err(err) if started.elapsed() < GIVE_UP_AFTER => {
+                    log::warn!("cannot restart the accept loop yet: {err}; retrying in {pause:?}");
+                    thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                    if self.stopping() {
+                        return;
+                    }
+                }
+                Err(err) => {
+                    log::error!(
+                        "cannot restart the accept loop: {err}; stopping so a supervisor can restart the server"
+                    );
+                    self.failed.store(true, Ordering::SeqCst);
+                    self.stop_with(Some(&old));
+                    return;
+                }
+            }
+        };
+        *lock(&self.current) = Arc::new(fresh);
+        if self.stopping() {
+            // `stop` may have woken the old generation before we replaced it.
+            self.wake_all(&self.current());
+        }
+        // Move the other workers, blocked on the old generation, to the new one.
+        self.wake_all(&old);
+        let shared = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name("drainer".into())
+            .spawn(move || shared.drain(&old));
+        if let Err(err) = spawned {
+            log::warn!("cannot start a thread for the previous accept loop's connections: {err}");
+        }
     }
-}
 
-/// The usual way out: our own encoding, written in one go. Returns the
-/// number of bytes sent.
-fn write_reply(
-    request: tiny_http::Request,
-    reply: &Reply,
-    date: &str,
-    head_only: bool,
-    connection: Option<&str>,
-) -> io::Result<usize> {
-    let bytes = reply.encode(date, head_only, connection);
-    // `into_writer` drops the request, and with it the body reader, which
-    // reads whatever is left of the body; here nothing is left.
-    let mut writer = request.into_writer();
-    writer.write_all(&bytes)?;
-    writer.flush()?;
-    Ok(bytes.len())
-}
-
-/// The way out when the body was not read to its end (a request refused
-/// early). tiny_http reads and discards the rest of a body before the next
-/// request, when the request is dropped; `into_writer` drops it before we
-/// write, so a client waiting for `100 Continue`, or for our answer, would
-/// wait forever. `respond` writes first, then drops. The price is
-/// tiny_http's encoding of the head: its reason phrases and framing, and a
-/// `Content-Length: 0` even on a 204. Returns the body bytes sent.
-fn respond_before_drain(
-    request: tiny_http::Request,
-    reply: &Reply,
-    date: &str,
-) -> io::Result<usize> {
-    let mut headers = vec![
-        ("Date", date),
-        ("Cache-Control", "no-store"),
-        ("Server", "widgets-todos"),
-    ];
-    if let Some((content_type, _)) = &reply.body {
-        headers.push(("Content-Type", content_type));
+    /// Serves the connections of a replaced generation until none has sent
+    /// anything for a read timeout (each idle one has then timed out).
+    fn drain(&self, old: &tiny_http::Server) {
+        let quiet_enough = self.read_timeout + Duration::from_secs(1);
+        let mut last_seen = Instant::now();
+        while !self.stopping() && last_seen.elapsed() < quiet_enough {
+            match old.recv_timeout(Duration::from_millis(500)) {
+                Ok(Ok(Some(request))) => {
+                    last_seen = Instant::now();
+                    self.connections.dispatch(request);
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(err)) => {
+                    last_seen = Instant::now();
+                    log::debug!("connection ended: {err}");
+                }
+                Err(_) => {}
+            }
+        }
     }
-    headers.extend(
-        reply
-            .headers
-            .iter()
-            .map(|(name, value)| (*name, value.as_str())),
-    );
-    let body = reply.body_bytes().to_vec();
-    let length = body.len();
-    let headers =
-        tiny_http::Headers::try_from(headers).map_err(|err| io::Error::other(err.to_string()))?;
-    let response = tiny_http::Response::new(
-        tiny_http::StatusCode(reply.status),
-        headers,
-        io::Cursor::new(body),
-        Some(length),
-        None,
-    )
-    // Always a Content-Length, never chunked, as our own encoding does.
-    .with_chunked_threshold(usize::MAX);
-    request.respond(response)?;
-    Ok(length)
-}
 
-/// A `Content-Length` that is not plain digits makes the message's length
-/// unknowable (RFC 9112 section 6.3), so we refuse to guess.
-fn framing_error(content_length: Option<&str>) -> Option<ApiError> {
-    let value = content_length?;
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    fn wake_all(&self, http: &tiny_http::Server) {
+        // One more than the workers, in case a drainer takes one.
+        for _ in 0..=self.workers {
+            if let Err(err) = http.unblock() {
+                log::warn!("cannot wake a worker: {err}");
+            }
+        }
     }
-    Some(ApiError::BadRequest {
-        detail: format!("ambiguous message framing: Content-Length '{value}' is not a number"),
-        hint: None,
-    })
-}
 
-/// The `Connection` header to send, mirroring what tiny_http decides for
-/// the connection: close after this response when the client asked to, or
-/// when it speaks HTTP/1.0 without asking for keep-alive.
-fn connection_header(request: &tiny_http::Request) -> Option<&'static str> {
-    let asked = header(request, "Connection").map(|v| v.to_ascii_lowercase());
-    let http10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
-    match asked.as_deref() {
-        Some(v) if v.contains("close") => Some("close"),
-        Some(v) if http10 && v.contains("keep-alive") => Some("keep-alive"),
-        _ if http10 => Some("close"),
-        _ => None,
+    fn stop(&self) {
+        self.stop_with(None);
+    }
+
+    /// Stops accepting and wakes every worker, on the current generation
+    /// and on `also` (one being replaced when we give up).
+    fn stop_with(&self, also: Option<&tiny_http::Server>) {
+        if self.stopping.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Shutting down a listening socket makes a blocked accept() fail,
+        // which ends tiny_http's accept thread: no new connections.
+        if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
+            log::warn!("cannot shut down the listening socket: {err}");
+        }
+        if let Some(heartbeat) = lock(&self.heartbeat).take() {
+            heartbeat.unpark();
+        }
+        self.wake_all(&self.current());
+        if let Some(old) = also {
+            self.wake_all(old);
+        }
     }
 }

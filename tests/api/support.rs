@@ -45,7 +45,7 @@ impl TestServer {
 
     /// A server whose every request goes to `handler`.
     pub fn with_handler(handler: Arc<Handler>) -> TestServer {
-        let listener = widgets_todos::server::bind("127.0.0.1", 0).expect("bind");
+        let listener = widgets_todos::server::bind(&config()).expect("bind");
         let server = Server::start(listener, &config(), handler).expect("start server");
         TestServer::wrap(server, None)
     }

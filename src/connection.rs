@@ -1,0 +1,453 @@
+//! One request's trip through a worker, and the rules that keep one client
+//! from hurting the others.
+//!
+//! tiny_http parses requests on a thread per connection and queues them;
+//! our workers take them off the queue (`server.rs`) and hand each to
+//! [`Connections::dispatch`]. From there:
+//!
+//! 1. **Lanes.** A connection is served by at most one worker at a time.
+//!    tiny_http writes responses in request order, so a second worker that
+//!    took a pipelined request from the same connection would only wait
+//!    for the first; a client that never reads its responses would then
+//!    pin every worker. Instead the request joins that connection's lane,
+//!    and the worker already serving it takes it next. A lane longer than
+//!    [`MAX_PIPELINED`] condemns the connection.
+//! 2. **Condemned connections.** After a framing error, an overlong lane,
+//!    or a write that failed or timed out, nothing more is served on that
+//!    connection: its further requests are dropped unanswered until the
+//!    read timeout closes it. We cannot close it ourselves: tiny_http does
+//!    not hand out its sockets.
+//! 3. **One exchange** ([`serve`]): framing checks, the handler under
+//!    `catch_unwind` (a panic is a 500 and the worker lives on), the reply
+//!    encoded and written in one go, one access-log line.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::error::ApiError;
+use crate::request::{Method, Request};
+use crate::response::Reply;
+
+/// What answers a request: the router in production, anything in tests.
+pub type Handler = dyn Fn(&mut Request<'_>) -> Reply + Send + Sync;
+
+/// How many requests one connection may have waiting behind the one being
+/// served. Generous for honest pipelining, small enough that a client that
+/// pipelines without reading cannot fill memory.
+pub const MAX_PIPELINED: usize = 64;
+
+/// The connection bookkeeping all workers share.
+pub struct Connections {
+    handler: Arc<Handler>,
+    max_body_bytes: usize,
+    read_timeout: Duration,
+    /// Requests waiting behind the one a worker is serving, per connection.
+    /// A connection has an entry exactly while a worker is serving it.
+    lanes: Mutex<HashMap<SocketAddr, VecDeque<tiny_http::Request>>>,
+    /// Connections we serve no more, with when we last saw a request on one.
+    condemned: Arc<Mutex<HashMap<SocketAddr, Instant>>>,
+}
+
+/// Takes a bookkeeping lock. These maps hold no invariant that a panic
+/// could break halfway (each change is one insert or remove), so a
+/// poisoned lock is taken back.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| {
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
+}
+
+impl Connections {
+    pub fn new(
+        handler: Arc<Handler>,
+        max_body_bytes: usize,
+        read_timeout: Duration,
+    ) -> Connections {
+        Connections {
+            handler,
+            max_body_bytes,
+            read_timeout,
+            lanes: Mutex::default(),
+            condemned: Arc::default(),
+        }
+    }
+
+    /// Serves `request` now, or queues it behind the request its
+    /// connection is already being served.
+    pub fn dispatch(&self, request: tiny_http::Request) {
+        let Some(peer) = request.remote_addr().copied() else {
+            // Not TCP (tiny_http also serves Unix sockets): no lane needed.
+            self.serve_one(request, None);
+            return;
+        };
+        {
+            let mut lanes = lock(&self.lanes);
+            if let Some(lane) = lanes.get_mut(&peer) {
+                if lane.len() < MAX_PIPELINED {
+                    lane.push_back(request);
+                } else {
+                    drop(lanes);
+                    log::warn!(
+                        "{peer} pipelined more than {MAX_PIPELINED} requests without reading; closing it"
+                    );
+                    self.condemn(peer);
+                    discard(request);
+                }
+                return;
+            }
+            lanes.insert(peer, VecDeque::new());
+        }
+        let mut next = Some(request);
+        while let Some(request) = next {
+            self.serve_one(request, Some(peer));
+            let mut lanes = lock(&self.lanes);
+            next = lanes.get_mut(&peer).and_then(VecDeque::pop_front);
+            if next.is_none() {
+                lanes.remove(&peer);
+            }
+        }
+    }
+
+    fn serve_one(&self, request: tiny_http::Request, peer: Option<SocketAddr>) {
+        if let Some(peer) = peer
+            && self.is_condemned(peer)
+        {
+            discard(request);
+            return;
+        }
+        let handler = Arc::clone(&self.handler);
+        let (limit, timeout) = (self.max_body_bytes, self.read_timeout);
+        if !body_arrives_slowly(&request) {
+            let outcome = serve(request, &*handler, limit, timeout);
+            condemn_if(&self.condemned, peer, outcome);
+            return;
+        }
+        // A body still on its way could hold this worker for up to the read
+        // timeout; a few slow uploads would hold them all. It gets a thread
+        // of its own instead (its connection already has one).
+        let condemned = Arc::clone(&self.condemned);
+        let spawned = std::thread::Builder::new()
+            .name("upload".into())
+            .spawn(move || {
+                let outcome = serve(request, &*handler, limit, timeout);
+                condemn_if(&condemned, peer, outcome);
+            });
+        if let Err(err) = spawned {
+            log::warn!("cannot start a thread for a request body: {err}");
+        }
+    }
+
+    fn condemn(&self, peer: SocketAddr) {
+        condemn_if(&self.condemned, Some(peer), Outcome::Condemn);
+    }
+
+    /// Whether the connection is condemned; refreshes its entry if so, and
+    /// forgets entries quiet for longer than the read timeout (by then
+    /// tiny_http has closed the connection).
+    fn is_condemned(&self, peer: SocketAddr) -> bool {
+        let mut condemned = lock(&self.condemned);
+        if condemned.is_empty() {
+            return false;
+        }
+        let now = Instant::now();
+        let horizon = self.read_timeout + Duration::from_secs(1);
+        condemned.retain(|_, seen| now.duration_since(*seen) < horizon);
+        match condemned.get_mut(&peer) {
+            Some(seen) => {
+                *seen = now;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn condemn_if(
+    condemned: &Mutex<HashMap<SocketAddr, Instant>>,
+    peer: Option<SocketAddr>,
+    outcome: Outcome,
+) {
+    if let (Outcome::Condemn, Some(peer)) = (outcome, peer) {
+        lock(condemned).insert(peer, Instant::now());
+    }
+}
+
+/// Whether reading the body means waiting on the client. tiny_http reads a
+/// body of up to 1024 bytes before it queues the request, unless the client
+/// waits for `100 Continue`; anything else comes off the socket as we read.
+fn body_arrives_slowly(request: &tiny_http::Request) -> bool {
+    let headers = request.headers();
+    headers.contains("Transfer-Encoding")
+        || headers.contains("Expect")
+        || request.body_length().is_some_and(|n| n > 1024)
+}
+
+/// Drops a request without answering it. Taking the writer first keeps
+/// tiny_http from answering 500 on our behalf; dropping the request lets
+/// its connection thread go on to the next one.
+fn discard(request: tiny_http::Request) {
+    drop(request.into_writer());
+}
+
+/// What an exchange means for its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Serve the connection's next request as usual.
+    Continue,
+    /// Serve nothing more on this connection.
+    Condemn,
+}
+
+/// The body of a tiny_http request as a plain reader, with two duties.
+/// Asking tiny_http for the reader sends `100 Continue` when the client
+/// expects it, so we ask only on the first read: a request refused before
+/// its body is read (413 from `Content-Length`, 415) never invites the
+/// body. And the whole body must arrive before `deadline`: each socket read
+/// has the read timeout, but a client trickling a byte at a time would
+/// otherwise hold a worker for ever.
+struct LazyBody<'a> {
+    request: &'a mut tiny_http::Request,
+    deadline: Instant,
+    /// Whether a read has reached the end of the body.
+    finished: bool,
+}
+
+impl Read for LazyBody<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if Instant::now() > self.deadline {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the body took longer than the read timeout",
+            ));
+        }
+        let n = self.request.as_reader().read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.finished = true;
+        }
+        Ok(n)
+    }
+}
+
+fn header(request: &tiny_http::Request, name: &str) -> Option<String> {
+    request
+        .headers()
+        .get(name)
+        .map(|value| value.as_str().to_string())
+}
+
+/// How many times a header occurs. tiny_http's `Headers` finds only the
+/// first match and cannot be iterated, so we count on a copy, renaming each
+/// match as we find it.
+fn header_count(request: &tiny_http::Request, name: &str) -> usize {
+    if !request.headers().contains(name) {
+        return 0;
+    }
+    let mut headers = request.headers().clone();
+    let mut count = 0;
+    while let Some(found) = headers.get_header_mut(name) {
+        count += 1;
+        match "X-Counted".parse() {
+            Ok(renamed) => found.field = renamed,
+            Err(_) => break,
+        }
+    }
+    count
+}
+
+/// Serves one request from start to finish: see the module comment.
+fn serve(
+    mut request: tiny_http::Request,
+    handler: &Handler,
+    max_body_bytes: usize,
+    read_timeout: Duration,
+) -> Outcome {
+    let started = Instant::now();
+    let method_name = request.method().as_str().to_string();
+    let method = Method::parse(&method_name);
+    let target = request.url().to_string();
+    let content_type = header(&request, "Content-Type");
+    let accept = header(&request, "Accept");
+    let connection = connection_header(&request);
+    let content_length = request.body_length().map(|n| n as u64);
+    let chunked = request.headers().contains("Transfer-Encoding");
+    // Whether nothing of the body is left unread on the connection.
+    let mut body_finished = !chunked && content_length.unwrap_or(0) == 0;
+    let framing = framing_error(&request);
+    let mut outcome = if framing.is_some() {
+        Outcome::Condemn
+    } else {
+        Outcome::Continue
+    };
+
+    let reply = match framing {
+        Some(err) => Reply::from(err),
+        None => {
+            let mut body = LazyBody {
+                request: &mut request,
+                deadline: started + read_timeout,
+                finished: body_finished,
+            };
+            let mut req = Request {
+                method,
+                method_name: &method_name,
+                target: &target,
+                content_type: content_type.as_deref(),
+                accept: accept.as_deref(),
+                content_length,
+                body: &mut body,
+                max_body_bytes,
+            };
+            let result = catch_unwind(AssertUnwindSafe(|| handler(&mut req)));
+            body_finished = body.finished;
+            result.unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                log::error!("handler panicked on {method_name} {target}: {what}");
+                Reply::from(ApiError::Internal)
+            })
+        }
+    };
+    if reply.status == 408 {
+        // The client stopped sending its body; whatever it sends next is
+        // the rest of that body, not a request.
+        outcome = Outcome::Condemn;
+    }
+
+    let date = httpdate::fmt_http_date(SystemTime::now());
+    let remote = request
+        .remote_addr()
+        .map_or_else(|| "-".to_string(), |a| a.to_string());
+    let status = reply.status;
+    let sent = if body_finished {
+        write_reply(request, &reply, &date, method == Method::Head, connection)
+    } else {
+        // Hand the request to a thread of its own: see `respond_before_drain`.
+        let bytes = reply.body_bytes().len();
+        let spawned = std::thread::Builder::new()
+            .name("drain".into())
+            .spawn(move || {
+                if let Err(err) = respond_before_drain(request, &reply, &date) {
+                    log::debug!("cannot send the response: {err}");
+                }
+            });
+        spawned.map(|_| bytes)
+    };
+    match sent {
+        Ok(bytes) => log::info!(
+            "{remote} {method_name} {target} {status} {bytes}B {:.3}ms",
+            started.elapsed().as_secs_f64() * 1000.0
+        ),
+        Err(err) => {
+            log::debug!("cannot send the response to {remote}: {err}");
+            outcome = Outcome::Condemn;
+        }
+    }
+    outcome
+}
+
+/// The usual way out: our own encoding, written in one go. Returns the
+/// number of bytes sent. A write that fails or blocks past the write
+/// timeout is an error, and the caller condemns the connection.
+fn write_reply(
+    request: tiny_http::Request,
+    reply: &Reply,
+    date: &str,
+    head_only: bool,
+    connection: Option<&str>,
+) -> io::Result<usize> {
+    let bytes = reply.encode(date, head_only, connection);
+    // `into_writer` drops the request, and with it the body reader, which
+    // reads whatever is left of the body; here nothing is left.
+    let mut writer = request.into_writer();
+    writer.write_all(&bytes)?;
+    writer.flush()?;
+    Ok(bytes.len())
+}
+
+/// The way out when the body was not read to its end (a request refused
+/// early). tiny_http reads and discards the rest of a body before the next
+/// request, when the request is dropped; `into_writer` drops it before we
+/// write, so a client waiting for `100 Continue`, or for our answer, would
+/// wait for ever. `respond` writes first, then drops. The drop may read a
+/// large body to its end, so this runs on its own thread, never a worker's.
+/// The price is tiny_http's encoding of the head: its reason phrases and
+/// framing, and a `Content-Length: 0` even on a 204.
+fn respond_before_drain(request: tiny_http::Request, reply: &Reply, date: &str) -> io::Result<()> {
+    let mut headers = vec![
+        ("Date", date),
+        ("Cache-Control", "no-store"),
+        ("Server", "widgets-todos"),
+    ];
+    if let Some((content_type, _)) = &reply.body {
+        headers.push(("Content-Type", content_type));
+    }
+    headers.extend(
+        reply
+            .headers
+            .iter()
+            .map(|(name, value)| (*name, value.as_str())),
+    );
+    let body = reply.body_bytes().to_vec();
+    let length = body.len();
+    let headers =
+        tiny_http::Headers::try_from(headers).map_err(|err| io::Error::other(err.to_string()))?;
+    let response = tiny_http::Response::new(
+        tiny_http::StatusCode(reply.status),
+        headers,
+        io::Cursor::new(body),
+        Some(length),
+        None,
+    )
+    // Always a Content-Length, never chunked, as our own encoding does.
+    .with_chunked_threshold(usize::MAX);
+    request.respond(response)
+}
+
+/// Framing we can see and tiny_http would guess at (RFC 9112 section 6.3):
+/// more than one `Content-Length` or `Transfer-Encoding`, or a
+/// `Content-Length` that is not plain digits. (Both headers together,
+/// tiny_http refuses itself.)
+fn framing_error(request: &tiny_http::Request) -> Option<ApiError> {
+    let ambiguous = |why: String| {
+        Some(ApiError::BadRequest {
+            detail: format!("ambiguous message framing: {why}"),
+            hint: None,
+        })
+    };
+    let lengths = header_count(request, "Content-Length");
+    if lengths > 1 {
+        return ambiguous(format!("{lengths} Content-Length headers"));
+    }
+    let encodings = header_count(request, "Transfer-Encoding");
+    if encodings > 1 {
+        return ambiguous(format!("{encodings} Transfer-Encoding headers"));
+    }
+    match header(request, "Content-Length") {
+        Some(value) if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) => {
+            ambiguous(format!("Content-Length '{value}' is not a number"))
+        }
+        _ => None,
+    }
+}
+
+/// The `Connection` header to send, mirroring what tiny_http decides for
+/// the connection: close after this response when the client asked to, or
+/// when it speaks HTTP/1.0 without asking for keep-alive.
+fn connection_header(request: &tiny_http::Request) -> Option<&'static str> {
+    let asked = header(request, "Connection").map(|v| v.to_ascii_lowercase());
+    let http10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
+    match asked.as_deref() {
+        Some(v) if v.contains("close") => Some("close"),
+        Some(v) if http10 && v.contains("keep-alive") => Some("keep-alive"),
+        _ if http10 => Some("close"),
+        _ => None,
+    }
+}
