@@ -412,7 +412,10 @@ def main():
     finally:
         if server.alive():
             server.proc.kill()
-    descriptor_exhaustion(args.binary)
+    if not args.quick:
+        # Not yet reliable (issue [2] stays open): recovery after a flood
+        # under a 64-descriptor limit passed in some runs, not all.
+        descriptor_exhaustion(args.binary)
     for gap in known_gaps:
         print(f"note: known gap: {gap}", flush=True)
     for miss in rss_misses:
