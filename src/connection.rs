@@ -45,17 +45,47 @@ pub struct Connections {
     handler: Arc<Handler>,
     max_body_bytes: usize,
     read_timeout: Duration,
-    /// Requests waiting behind the one a worker is serving, per connection.
-    /// A connection has an entry exactly while a worker is serving it.
-    lanes: Mutex<HashMap<SocketAddr, VecDeque<tiny_http::Request>>>,
-    /// Connections we serve no more, with when we last saw a request on one.
-    condemned: Arc<Mutex<HashMap<SocketAddr, Instant>>>,
+    /// Lanes and condemned connections, under one lock so that a request
+    /// takes it once on arrival and once when done.
+    book: Arc<Mutex<Book>>,
 }
 
-/// Takes a bookkeeping lock. These maps hold no invariant that a panic
-/// could break halfway (each change is one insert or remove), so a
-/// poisoned lock is taken back.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+#[derive(Default)]
+struct Book {
+    /// Requests waiting behind the one a worker is serving, per connection.
+    /// A connection has an entry exactly while a worker is serving it.
+    lanes: HashMap<SocketAddr, VecDeque<tiny_http::Request>>,
+    /// Connections we serve no more, with when we last saw a request on one.
+    condemned: HashMap<SocketAddr, Instant>,
+}
+
+impl Book {
+    /// Whether the connection is condemned; refreshes its entry if so. An
+    /// entry quiet for longer than `horizon` no longer counts: by then
+    /// tiny_http has closed that connection, and its address may be reused.
+    fn is_condemned(&mut self, peer: SocketAddr, horizon: Duration) -> bool {
+        match self.condemned.get_mut(&peer) {
+            Some(seen) if seen.elapsed() < horizon => {
+                *seen = Instant::now();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Condemns `peer`, forgetting entries past `horizon` as it goes, so
+    /// the map holds only connections condemned within a read timeout.
+    fn condemn(&mut self, peer: SocketAddr, horizon: Duration) {
+        self.condemned.retain(|_, seen| seen.elapsed() < horizon);
+        self.condemned.insert(peer, Instant::now());
+    }
+}
+
+/// Takes a lock on bookkeeping. The maps and handles guarded this way hold
+/// no invariant a panic could break halfway (each change is one insert,
+/// remove or assignment), so a poisoned lock is taken back. `server.rs`
+/// uses it too.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| {
         mutex.clear_poison();
         poisoned.into_inner()
@@ -72,9 +102,13 @@ impl Connections {
             handler,
             max_body_bytes,
             read_timeout,
-            lanes: Mutex::default(),
-            condemned: Arc::default(),
+            book: Arc::default(),
         }
+    }
+
+    /// How long a condemned connection stays condemned without a request.
+    fn horizon(&self) -> Duration {
+        self.read_timeout + Duration::from_secs(1)
     }
 
     /// Serves `request` now, or queues it behind the request its
@@ -85,95 +119,89 @@ impl Connections {
             self.serve_one(request, None);
             return;
         };
-        {
-            let mut lanes = lock(&self.lanes);
-            if let Some(lane) = lanes.get_mut(&peer) {
-                if lane.len() < MAX_PIPELINED {
+        let mut next = {
+            let mut book = lock(&self.book);
+            if book.is_condemned(peer, self.horizon()) {
+                drop(book);
+                discard(request);
+                return;
+            }
+            match book.lanes.get_mut(&peer) {
+                Some(lane) if lane.len() < MAX_PIPELINED => {
                     lane.push_back(request);
-                } else {
-                    drop(lanes);
+                    return;
+                }
+                Some(_) => {
+                    book.condemn(peer, self.horizon());
+                    drop(book);
                     log::warn!(
                         "{peer} pipelined more than {MAX_PIPELINED} requests without reading; closing it"
                     );
-                    self.condemn(peer);
                     discard(request);
+                    return;
                 }
-                return;
+                None => {
+                    book.lanes.insert(peer, VecDeque::new());
+                    Some(request)
+                }
             }
-            lanes.insert(peer, VecDeque::new());
-        }
-        let mut next = Some(request);
-        while let Some(request) = next {
+        };
+        while let Some(request) = next.take() {
             self.serve_one(request, Some(peer));
-            let mut lanes = lock(&self.lanes);
-            next = lanes.get_mut(&peer).and_then(VecDeque::pop_front);
-            if next.is_none() {
-                lanes.remove(&peer);
+            next = self.next_in_lane(peer);
+        }
+    }
+
+    /// The next request waiting in `peer`'s lane, or `None` after closing
+    /// the lane. Requests queued behind one that condemned the connection
+    /// are dropped unanswered (outside the lock: dropping may drain a body).
+    fn next_in_lane(&self, peer: SocketAddr) -> Option<tiny_http::Request> {
+        loop {
+            let (queued, condemned) = {
+                let mut book = lock(&self.book);
+                let Some(queued) = book.lanes.get_mut(&peer).and_then(VecDeque::pop_front) else {
+                    book.lanes.remove(&peer);
+                    return None;
+                };
+                (queued, book.is_condemned(peer, self.horizon()))
+            };
+            if !condemned {
+                return Some(queued);
             }
+            discard(queued);
         }
     }
 
     fn serve_one(&self, request: tiny_http::Request, peer: Option<SocketAddr>) {
-        if let Some(peer) = peer
-            && self.is_condemned(peer)
-        {
-            discard(request);
-            return;
-        }
-        let handler = Arc::clone(&self.handler);
         let (limit, timeout) = (self.max_body_bytes, self.read_timeout);
         if !body_arrives_slowly(&request) {
-            let outcome = serve(request, &*handler, limit, timeout);
-            condemn_if(&self.condemned, peer, outcome);
+            let outcome = serve(request, &*self.handler, limit, timeout);
+            condemn_if(&self.book, peer, outcome, self.horizon());
             return;
         }
         // A body still on its way could hold this worker for up to the read
         // timeout; a few slow uploads would hold them all. It gets a thread
         // of its own instead (its connection already has one).
-        let condemned = Arc::clone(&self.condemned);
+        let (handler, book, horizon) = (
+            Arc::clone(&self.handler),
+            Arc::clone(&self.book),
+            self.horizon(),
+        );
         let spawned = std::thread::Builder::new()
             .name("upload".into())
             .spawn(move || {
                 let outcome = serve(request, &*handler, limit, timeout);
-                condemn_if(&condemned, peer, outcome);
+                condemn_if(&book, peer, outcome, horizon);
             });
         if let Err(err) = spawned {
             log::warn!("cannot start a thread for a request body: {err}");
         }
     }
-
-    fn condemn(&self, peer: SocketAddr) {
-        condemn_if(&self.condemned, Some(peer), Outcome::Condemn);
-    }
-
-    /// Whether the connection is condemned; refreshes its entry if so, and
-    /// forgets entries quiet for longer than the read timeout (by then
-    /// tiny_http has closed the connection).
-    fn is_condemned(&self, peer: SocketAddr) -> bool {
-        let mut condemned = lock(&self.condemned);
-        if condemned.is_empty() {
-            return false;
-        }
-        let now = Instant::now();
-        let horizon = self.read_timeout + Duration::from_secs(1);
-        condemned.retain(|_, seen| now.duration_since(*seen) < horizon);
-        match condemned.get_mut(&peer) {
-            Some(seen) => {
-                *seen = now;
-                true
-            }
-            None => false,
-        }
-    }
 }
 
-fn condemn_if(
-    condemned: &Mutex<HashMap<SocketAddr, Instant>>,
-    peer: Option<SocketAddr>,
-    outcome: Outcome,
-) {
+fn condemn_if(book: &Mutex<Book>, peer: Option<SocketAddr>, outcome: Outcome, horizon: Duration) {
     if let (Outcome::Condemn, Some(peer)) = (outcome, peer) {
-        lock(condemned).insert(peer, Instant::now());
+        lock(book).condemn(peer, horizon);
     }
 }
 

@@ -37,15 +37,15 @@
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::Config;
-use crate::connection::Connections;
 pub use crate::connection::Handler;
+use crate::connection::{Connections, lock};
 
 /// How long the heartbeat waits for tiny_http to answer its probe.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -104,10 +104,9 @@ struct Shared {
     read_timeout: Duration,
     connections: Connections,
     stopping: AtomicBool,
-    /// Held while a generation is being replaced.
-    replacing: Mutex<()>,
-    /// When the current generation started, and the pause taken before it.
-    backoff: Mutex<(Instant, Duration)>,
+    /// Held while a generation is being replaced: when the current one
+    /// started, and the pause taken before starting it.
+    replacing: Mutex<(Instant, Duration)>,
     /// The heartbeat thread, to wake it when stopping.
     heartbeat: Mutex<Option<thread::Thread>>,
     /// Set when the server stopped because no generation could start.
@@ -140,14 +139,6 @@ impl std::fmt::Display for AcceptFailed {
 
 impl std::error::Error for AcceptFailed {}
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Holds one Arc; no invariant a panic could break.
-    mutex.lock().unwrap_or_else(|poisoned| {
-        mutex.clear_poison();
-        poisoned.into_inner()
-    })
-}
-
 impl Server {
     /// Starts serving `listener` (from [`bind`]) with `config.threads` workers.
     pub fn start(
@@ -166,8 +157,7 @@ impl Server {
             read_timeout: config.read_timeout,
             connections: Connections::new(handler, config.max_body_bytes, config.read_timeout),
             stopping: AtomicBool::new(false),
-            replacing: Mutex::new(()),
-            backoff: Mutex::new((Instant::now(), Duration::ZERO)),
+            replacing: Mutex::new((Instant::now(), Duration::ZERO)),
             heartbeat: Mutex::new(None),
             failed: AtomicBool::new(false),
         });
@@ -294,8 +284,10 @@ impl Shared {
     /// One worker: takes requests from the current generation until the
     /// server stops.
     fn work(self: &Arc<Self>) {
+        // The generation changes only when its accept loop ends, so a worker
+        // keeps its handle and looks at `current` only when woken.
+        let mut http = self.current();
         loop {
-            let http = self.current();
             match http.recv() {
                 Ok(Ok(request)) => self.connections.dispatch(request),
                 // A client closed its keep-alive connection or timed out, or
@@ -309,8 +301,9 @@ impl Shared {
                         return;
                     }
                     if Arc::ptr_eq(&http, &self.current()) {
-                        self.replace(http, &err);
+                        self.replace(Arc::clone(&http), &err);
                     }
+                    http = self.current();
                 }
             }
         }
@@ -320,7 +313,7 @@ impl Shared {
     /// with `err`: see the module comment.
     fn replace(self: &Arc<Self>, old: Arc<tiny_http::Server>, err: &io::Error) {
         // A worker and the heartbeat may both find `old` dead: replace once.
-        let _replacing = lock(&self.replacing);
+        let mut replacing = lock(&self.replacing);
         if !Arc::ptr_eq(&old, &self.current()) {
             return;
         }
@@ -332,19 +325,14 @@ impl Shared {
         // A generation that dies as soon as it starts (descriptors still
         // exhausted) must not be replaced at once, again and again: each
         // one costs a pool of threads. Back off while they keep dying young.
-        {
-            let mut backoff = lock(&self.backoff);
-            let (born, pause) = *backoff;
-            let pause = if born.elapsed() < Duration::from_secs(2) {
-                (pause * 2).clamp(Duration::from_millis(50), Duration::from_secs(1))
-            } else {
-                Duration::ZERO
-            };
-            drop(backoff);
-            thread::sleep(pause);
-            backoff = lock(&self.backoff);
-            *backoff = (Instant::now(), pause);
-        }
+        let (born, last_pause) = *replacing;
+        let pause = if born.elapsed() < Duration::from_secs(2) {
+            (last_pause * 2).clamp(Duration::from_millis(50), Duration::from_secs(1))
+        } else {
+            Duration::ZERO
+        };
+        thread::sleep(pause);
+        *replacing = (Instant::now(), pause);
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);
         let fresh = loop {
