@@ -7,6 +7,7 @@ mod support;
 
 mod cli;
 mod errors;
+mod hardening;
 mod lifecycle;
 mod resources;
 mod wire;

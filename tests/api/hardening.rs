@@ -1,0 +1,156 @@
+//! Broken and hostile clients: framing, timeouts, and the accept loop
+//! surviving idleness. The heavier attacks live in scripts/abuse.py.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::support::{TestServer, config, parse_responses, problem, read_to_close};
+
+/// A server whose read and write timeouts are one second.
+fn impatient() -> TestServer {
+    let mut config = config();
+    config.read_timeout = Duration::from_secs(1);
+    config.write_timeout = Duration::from_secs(1);
+    TestServer::with_config(config)
+}
+
+/// A widget creation hidden in a body, for smuggling attempts.
+const SMUGGLED: &str = "POST /api/widgets HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 32\r\n\r\n{\"price\": \"1\", \"quality\": \"bad\"}";
+
+#[test]
+fn ambiguous_framing_is_400_and_nothing_after_it_is_served() {
+    let server = impatient();
+    let cases = [
+        format!(
+            "Content-Length: 0\r\nContent-Length: {}\r\n",
+            SMUGGLED.len()
+        ),
+        "Content-Length: +5\r\n".to_string(),
+        "Content-Length: -1\r\n".to_string(),
+        "Content-Length: 1 2\r\n".to_string(),
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n".to_string(),
+    ];
+    for headers in cases {
+        let raw = format!(
+            "POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n{headers}\r\n{SMUGGLED}"
+        );
+        let wire = server.raw(raw.as_bytes());
+        let responses = parse_responses(&wire, false);
+        let first = responses
+            .first()
+            .unwrap_or_else(|| panic!("no response to {headers:?}"));
+        let body = problem(first, 400);
+        assert!(
+            body["detail"].as_str().unwrap().contains("framing"),
+            "{body}"
+        );
+        // tiny_http may add its own bodiless 400 when the read times out;
+        // nothing else may follow.
+        assert!(
+            responses[1..].iter().all(|r| r.status == 400),
+            "{headers:?}: {responses:?}"
+        );
+    }
+    assert_eq!(
+        server.get("/api/widgets").text(),
+        "[]",
+        "a smuggled request was served"
+    );
+}
+
+#[test]
+fn a_stalled_body_gets_408_and_the_rest_is_not_served() {
+    let server = impatient();
+    let mut stream = server.connect();
+    // Over 1024 bytes, so tiny_http does not read it before queueing.
+    stream
+        .write_all(b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{\"userId\": 1,")
+        .unwrap();
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while crate::support::find(&seen, b"\r\n\r\n").is_none() {
+        let n = std::io::Read::read(&mut stream, &mut buf).unwrap();
+        assert!(n > 0, "closed without a 408");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(
+        seen.starts_with(b"HTTP/1.1 408"),
+        "{}",
+        String::from_utf8_lossy(&seen)
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The rest of that body is not taken for a request.
+    let _ = stream.write_all(SMUGGLED.as_bytes());
+    let rest = read_to_close(&mut stream);
+    assert!(
+        !String::from_utf8_lossy(&rest).contains("201"),
+        "{}",
+        String::from_utf8_lossy(&rest)
+    );
+    assert_eq!(server.get("/api/todos").text(), "[]");
+    assert_eq!(server.get("/api/widgets").text(), "[]");
+}
+
+#[test]
+fn an_idle_connection_is_closed_after_the_read_timeout() {
+    let server = impatient();
+    let mut stream = server.connect();
+    stream.write_all(b"GET /api HT").unwrap();
+    let started = Instant::now();
+    let wire = read_to_close(&mut stream);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    // No request was served; at most tiny_http's own bodiless notice.
+    assert!(!String::from_utf8_lossy(&wire).contains("200 OK"));
+}
+
+#[test]
+fn the_server_keeps_accepting_through_idle_read_timeouts() {
+    // Linux applies SO_RCVTIMEO to accept() too: without the heartbeat, or
+    // the restart of a dead accept loop, it would end after one idle second.
+    let server = impatient();
+    std::thread::sleep(Duration::from_millis(3500));
+    assert_eq!(server.get("/api").status, 200);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server.get("/api/todos").status, 200);
+}
+
+#[test]
+fn a_trickled_body_gets_408_within_the_read_timeout() {
+    // One byte every 300 ms never trips the 1 s per-read timeout; only the
+    // deadline on the whole body does.
+    let server = impatient();
+    let mut stream = server.connect();
+    stream
+        .write_all(b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{")
+        .unwrap();
+    stream.set_nonblocking(true).unwrap();
+    let started = Instant::now();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while started.elapsed() < Duration::from_secs(6)
+        && crate::support::find(&seen, b"\r\n\r\n").is_none()
+    {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = stream.write_all(b" ");
+        match std::io::Read::read(&mut stream, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    }
+    assert!(
+        seen.starts_with(b"HTTP/1.1 408"),
+        "{}",
+        String::from_utf8_lossy(&seen)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
