@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Benchmark: widgets-todos against the bare HTTP library, in one run.
+
+    python3 scripts/bench.py [--quick] [--rounds N] [--duration SECONDS]
+
+Called by scripts/bench.sh, which builds both binaries and installs wrk.
+For every scenario and round it starts the baseline (examples/baseline.rs)
+and then the real server, each fresh, the real one seeded with the same 200
+todos the baseline answers with, and measures each with wrk. Rounds
+interleave the two servers so that drift on a shared machine hits both
+alike. The server is pinned to core 0 and wrk to core 1 when there are two
+or more cores. Prints a Markdown table of medians, min-max over the rounds,
+and the ratio of the medians (real / baseline), then the memory, size and
+start-up figures. Only ratios from one run mean anything: absolute numbers
+drift with whatever else the machine is doing.
+
+--quick runs every scenario once, briefly: CI uses it to prove that the
+script still runs, not to judge the figures. A scenario whose responses are
+not all 2xx fails the run in either mode.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
+BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
+THREADS = 2  # workers, for both servers
+STORED = 200  # todos in the store, as examples/baseline.rs answers
+
+CORES = len(os.sched_getaffinity(0))
+PIN_SERVER = ["taskset", "-c", "0"] if CORES >= 2 else []
+PIN_WRK = ["taskset", "-c", "1"] if CORES >= 2 else []
+
+
+def todo_body(n):
+    """The n-th seeded todo, as examples/baseline.rs builds it."""
+    return {"userId": n % 10 + 1, "title": f"benchmark todo number {n}", "completed": n % 2 == 0}
+
+
+POST_BODY = json.dumps(todo_body(STORED + 1))
+PUT_BODY = json.dumps({"completed": True})
+JSON_HEADER = '{["Content-Type"] = "application/json"}'
+
+# name -> (method/path description, Lua script). Every script reaches items
+# 1..200, which both servers have.
+SCENARIOS = {
+    "GET one": f"""
+wrk.method = "GET"
+wrk.path = "/api/todos/7"
+""",
+    f"GET list of {STORED}": """
+wrk.method = "GET"
+wrk.path = "/api/todos"
+""",
+    "POST": f"""
+wrk.method = "POST"
+wrk.path = "/api/todos"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = {json.dumps(POST_BODY)}
+""",
+    "PUT": f"""
+wrk.method = "PUT"
+wrk.path = "/api/todos/8"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = {json.dumps(PUT_BODY)}
+""",
+    # Each thread deletes the todos it created, one DELETE after each POST.
+    "DELETE then POST": f"""
+local ids = {{}}
+local post
+function init(args)
+  post = wrk.format("POST", "/api/todos", {JSON_HEADER}, {json.dumps(POST_BODY)})
+end
+function request()
+  local id = table.remove(ids)
+  if id then return wrk.format("DELETE", "/api/todos/" .. id) end
+  return post
+end
+function response(status, headers, body)
+  local location = headers["Location"]
+  if status == 201 and location then table.insert(ids, location:match("%d+$")) end
+end
+""",
+    "80% GET / 20% PUT": f"""
+local get, put
+local n = 0
+function init(args)
+  get = wrk.format("GET", "/api/todos/7")
+  put = wrk.format("PUT", "/api/todos/8", {JSON_HEADER}, {json.dumps(PUT_BODY)})
+end
+function request()
+  n = n + 1
+  if n % 5 == 0 then return put end
+  return get
+end
+""",
+}
+CLOSE_SCENARIO = ("GET one, Connection: close", """
+wrk.method = "GET"
+wrk.path = "/api/todos/7"
+wrk.headers["Connection"] = "close"
+""")
+
+
+def fail(message):
+    print(f"bench: FAIL: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+class Running:
+    """A server process on 127.0.0.1, port 0, pinned to core 0."""
+
+    def __init__(self, binary, extra=(), log=None):
+        args = [*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", "0",
+                "--threads", str(THREADS), "--max-items", "100000000", *extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=log or subprocess.DEVNULL)
+        line = self.proc.stdout.readline().decode()
+        if not line.startswith("listening on http://"):
+            self.proc.kill()
+            fail(f"{binary} did not start: {line!r}")
+        self.url = line.strip().split(" ", 2)[2]
+        host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
+        self.addr = (host, int(port))
+
+    def seed(self):
+        conn = http.client.HTTPConnection(*self.addr, timeout=10)
+        for n in range(1, STORED + 1):
+            conn.request("POST", "/api/todos", json.dumps(todo_body(n)),
+                         {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 201:
+                fail(f"seeding: POST answered {response.status}")
+        conn.close()
+
+    def status(self, field):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def wrk(url, script_path, connections, duration):
+    """Requests per second from one wrk run; fails on any non-2xx answer."""
+    args = [*PIN_WRK, "wrk", "-t1", f"-c{connections}", f"-d{duration}s",
+            "-s", script_path, url]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=duration + 60)
+    if out.returncode != 0:
+        fail(f"wrk failed: {out.stderr.strip()}")
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out.stdout)
+    errors = re.search(r"Socket errors: (.*)", out.stdout)
+    if bad:
+        fail(f"{bad.group(1)} non-2xx answers from {url} with {script_path}:\n{out.stdout}")
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", out.stdout)
+    if not rate:
+        fail(f"no rate in wrk's output:\n{out.stdout}")
+    if errors and "timeout" in errors.group(1) and not re.search(r"timeout 0\b", errors.group(1)):
+        print(f"  note: {errors.group(0)}", flush=True)
+    return float(rate.group(1))
+
+
+def startup_time(binary):
+    """Seconds from exec to the first 200 on GET /api/todos."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    started = time.perf_counter()
+    proc = subprocess.Popen([*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", str(port),
+                             "--threads", str(THREADS), "--log-level", "warn"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while time.perf_counter() - started < 10:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+                conn.request("GET", "/api/todos")
+                if conn.getresponse().status == 200:
+                    return time.perf_counter() - started
+            except OSError:
+                time.sleep(0.0005)
+        fail(f"{binary} did not answer within 10 s of starting")
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def fmt_rate(values):
+    return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="every scenario once, briefly")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    args = parser.parse_args()
+    rounds, duration, startups = (1, 1, 3) if args.quick else (args.rounds, args.duration, 10)
+    for binary in (SERVER, BASELINE):
+        if not os.access(binary, os.X_OK):
+            fail(f"{binary} is missing: run scripts/bench.sh, which builds it")
+
+    workdir = tempfile.mkdtemp(prefix="bench-")
+    scripts = {}
+    for name, body in [*SCENARIOS.items(), CLOSE_SCENARIO]:
+        path = os.path.join(workdir, re.sub(r"\W+", "_", name) + ".lua")
+        with open(path, "w") as f:
+            f.write(body)
+        scripts[name] = path
+
+    runs = [(name, conns) for name in SCENARIOS for conns in (16, 64)]
+    runs.append((CLOSE_SCENARIO[0], 16))
+    rates = {(run, who): [] for run in runs for who in ("baseline", "server")}
+    log_rates = {"info": [], "warn": []}
+    log_path = os.path.join(workdir, "access.log")
+
+    print(f"bench: {rounds} round(s) of {duration} s per run, {THREADS} workers, "
+          f"{CORES} cores, server {'on core 0, wrk on core 1' if PIN_SERVER else 'unpinned'}",
+          flush=True)
+    for round_no in range(1, rounds + 1):
+        for run in runs:
+            name, conns = run
+            for who, binary in (("baseline", BASELINE), ("server", SERVER)):
+                server = Running(binary, ["--log-level", "warn"])
+                if who == "server":
+                    server.seed()
+                rate = wrk(server.url, scripts[name], conns, duration)
+                server.stop()
+                rates[(run, who)].append(rate)
+            print(f"  round {round_no}: {name} at {conns}: baseline "
+                  f"{rates[(run, 'baseline')][-1]:,.0f}, server {rates[(run, 'server')][-1]:,.0f}",
+                  flush=True)
+        # The access log's cost: the same server at info (a line per
+        # request, written to a file) and at warn.
+        for level in ("info", "warn"):
+            with open(log_path, "w") as log:
+                server = Running(SERVER, ["--log-level", level], log=log)
+                server.seed()
+                log_rates[level].append(wrk(server.url, scripts["GET one"], 64, duration))
+                server.stop()
+        print(f"  round {round_no}: access log: info {log_rates['info'][-1]:,.0f}, "
+              f"warn {log_rates['warn'][-1]:,.0f}", flush=True)
+
+    memory = {}
+    for who, binary in (("baseline", BASELINE), ("server", SERVER)):
+        server = Running(binary, ["--log-level", "warn"])
+        if who == "server":
+            server.seed()
+        time.sleep(0.5)
+        idle = server.status("VmRSS")
+        wrk(server.url, scripts["GET one"], 256, duration)
+        peak = server.status("VmHWM")
+        server.stop()
+        starts = [startup_time(binary) for _ in range(startups)]
+        memory[who] = (idle, peak, os.path.getsize(binary), statistics.median(starts))
+
+    print()
+    print("| scenario | conns | baseline req/s, median (min-max) "
+          "| widgets-todos req/s, median (min-max) | ratio |")
+    print("|---|---|---|---|---|")
+    for run in runs:
+        name, conns = run
+        base, real = rates[(run, "baseline")], rates[(run, "server")]
+        ratio = statistics.median(real) / statistics.median(base)
+        print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} | {ratio:.2f} |")
+    info, warn = log_rates["info"], log_rates["warn"]
+    print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
+          f"| {fmt_rate(info)} (info) | {statistics.median(info) / statistics.median(warn):.2f} |")
+    print()
+    print("| | baseline | widgets-todos |")
+    print("|---|---|---|")
+    b, s = memory["baseline"], memory["server"]
+    print(f"| idle RSS | {b[0] / 1024:.1f} MB | {s[0] / 1024:.1f} MB (200 todos) |")
+    print(f"| peak RSS, 256 connections | {b[1] / 1024:.1f} MB | {s[1] / 1024:.1f} MB |")
+    print(f"| binary size (stripped) | {b[2]:,} B | {s[2]:,} B |")
+    print(f"| start-up, exec to first 200 (median of {startups}) "
+          f"| {b[3] * 1000:.1f} ms | {s[3] * 1000:.1f} ms |")
+
+
+if __name__ == "__main__":
+    main()

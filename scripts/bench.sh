@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Benchmark widgets-todos against the bare HTTP library (examples/baseline.rs).
+#
+#     scripts/bench.sh            # full run: 3 interleaved rounds, ~10 minutes
+#     scripts/bench.sh --quick    # every scenario once, briefly (CI)
+#
+# Builds both release binaries, installs Debian's wrk if it is missing, then
+# runs scripts/bench.py, which prints the Markdown table the README quotes.
+# Extra arguments go to bench.py (--rounds N, --duration SECONDS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v wrk >/dev/null 2>&1; then
+    echo "installing: wrk"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wrk
+fi
+
+cargo build --release --quiet --bin widgets-todos --example baseline
+exec python3 scripts/bench.py "$@"
