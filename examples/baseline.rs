@@ -111,17 +111,15 @@ fn main() -> ExitCode {
         min_threads: Some(CONNECTION_THREADS),
         max_threads: None,
     };
-    let http = match tiny_http::Server::from_listener(
-        listener,
-        tiny_http::ListenAddr::IP(addr),
-        settings,
-    ) {
-        Ok(http) => Arc::new(http),
-        Err(err) => {
-            eprintln!("baseline: {err}");
-            return ExitCode::from(1);
-        }
-    };
+    let http =
+        match tiny_http::Server::from_listener(listener, tiny_http::ListenAddr::IP(addr), settings)
+        {
+            Ok(http) => Arc::new(http),
+            Err(err) => {
+                eprintln!("baseline: {err}");
+                return ExitCode::from(1);
+            }
+        };
     println!("listening on http://{addr}");
     let _ = std::io::stdout().flush();
 

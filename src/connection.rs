@@ -28,6 +28,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::access_log;
 use crate::error::ApiError;
 use crate::request::{Method, Request};
 use crate::response::Reply;
@@ -349,10 +350,8 @@ fn serve(
         outcome = Outcome::Condemn;
     }
 
-    let date = httpdate::fmt_http_date(SystemTime::now());
-    let remote = request
-        .remote_addr()
-        .map_or_else(|| "-".to_string(), |a| a.to_string());
+    let date = http_date();
+    let remote = request.remote_addr().copied();
     let status = reply.status;
     let sent = if body_finished {
         write_reply(request, &reply, &date, method == Method::Head, connection)
@@ -368,17 +367,52 @@ fn serve(
             });
         spawned.map(|_| bytes)
     };
+    let remote = Remote(remote);
     match sent {
-        Ok(bytes) => log::info!(
+        Ok(bytes) if access_log::enabled() => access_log::record(format_args!(
             "{remote} {method_name} {target} {status} {bytes}B {:.3}ms",
             started.elapsed().as_secs_f64() * 1000.0
-        ),
+        )),
+        Ok(_) => {}
         Err(err) => {
             log::debug!("cannot send the response to {remote}: {err}");
             outcome = Outcome::Condemn;
         }
     }
     outcome
+}
+
+/// A peer address for the log, formatted only if a line is written.
+struct Remote(Option<SocketAddr>);
+
+impl std::fmt::Display for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(addr) => write!(f, "{addr}"),
+            None => f.write_str("-"),
+        }
+    }
+}
+
+/// The `Date` header's value. Formatting a date costs more than the rest of
+/// a small response's head, and it changes once a second, so each thread
+/// keeps the last one it made.
+fn http_date() -> String {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    }
+    let now = SystemTime::now();
+    let second = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    LAST.with_borrow_mut(|(last, date)| {
+        if *last != second {
+            *last = second;
+            *date = httpdate::fmt_http_date(now);
+        }
+        date.clone()
+    })
 }
 
 /// The usual way out: our own encoding, written in one go. Returns the
@@ -470,11 +504,16 @@ fn framing_error(request: &tiny_http::Request) -> Option<ApiError> {
 /// the connection: close after this response when the client asked to, or
 /// when it speaks HTTP/1.0 without asking for keep-alive.
 fn connection_header(request: &tiny_http::Request) -> Option<&'static str> {
-    let asked = header(request, "Connection").map(|v| v.to_ascii_lowercase());
+    let asked = request.headers().get("Connection").map(|v| v.as_str());
+    let has = |v: &str, token: &str| {
+        v.as_bytes()
+            .windows(token.len())
+            .any(|w| w.eq_ignore_ascii_case(token.as_bytes()))
+    };
     let http10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
-    match asked.as_deref() {
-        Some(v) if v.contains("close") => Some("close"),
-        Some(v) if http10 && v.contains("keep-alive") => Some("keep-alive"),
+    match asked {
+        Some(v) if has(v, "close") => Some("close"),
+        Some(v) if http10 && has(v, "keep-alive") => Some("keep-alive"),
         _ if http10 => Some("close"),
         _ => None,
     }

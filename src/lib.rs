@@ -18,9 +18,10 @@
 //! - `config`: flags and environment variables into a `Config`; `--help`.
 //! - `server`: listening socket and its timeouts, worker pool, restarting
 //!   the accept loop, shutdown.
-//! - `connection`: one request's trip through a worker (panic isolation,
-//!   access log), framing checks, one worker per connection, condemned
+//! - `connection`: one request's trip through a worker (panic isolation),
+//!   framing checks, one worker per connection, condemned
 //!   connections. With `server`, the only modules that touch sockets.
+//! - `access_log`: one line per request, buffered and written in batches.
 //! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
 //! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
 //!   the query string.
@@ -32,6 +33,7 @@
 //! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
 //! - `error`: `ApiError` and its status codes.
 
+pub mod access_log;
 pub mod config;
 pub mod connection;
 pub mod error;

@@ -78,6 +78,7 @@ fn main() -> ExitCode {
                     stopper.stop();
                     std::thread::sleep(GRACE);
                     log::warn!("requests still running after {GRACE:?}; exiting anyway");
+                    widgets_todos::access_log::flush();
                     std::process::exit(0);
                 }
             });
@@ -85,7 +86,9 @@ fn main() -> ExitCode {
         Err(err) => log::error!("cannot install signal handlers: {err}"),
     }
 
-    match server.wait() {
+    let outcome = server.wait();
+    widgets_todos::access_log::flush();
+    match outcome {
         Ok(()) => {
             log::info!("stopped");
             ExitCode::SUCCESS

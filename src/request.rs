@@ -111,7 +111,8 @@ impl<'a> Request<'a> {
             Some(value) => BodyFormat::parse(value, merge_patch)?,
             None => None,
         };
-        let body = read_capped(&mut *self.body, limit)?;
+        let expected = self.content_length.map_or(0, |n| n as usize);
+        let body = read_capped(&mut *self.body, limit, expected)?;
         if body.is_empty() {
             return Err(ApiError::BadRequest {
                 detail: "the request body is empty".into(),
@@ -130,8 +131,10 @@ impl<'a> Request<'a> {
 
 /// Reads at most `limit` bytes; one byte more means 413. Chunked bodies have
 /// no `Content-Length`, so this is where they are cut off.
-fn read_capped(body: &mut dyn Read, limit: usize) -> Result<Vec<u8>, ApiError> {
-    let mut buf = Vec::new();
+/// `expected` (the declared length, already checked against `limit`) sizes
+/// the buffer so that a body of that length is read without regrowing.
+fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec<u8>, ApiError> {
+    let mut buf = Vec::with_capacity(expected.min(limit) + 1);
     match body.take(limit as u64 + 1).read_to_end(&mut buf) {
         Ok(_) if buf.len() > limit => Err(ApiError::ContentTooLarge { limit }),
         Ok(_) => Ok(buf),

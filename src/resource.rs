@@ -36,7 +36,14 @@ pub trait Resource: Serialize + Clone + Send + Sync + Stored + 'static {
 
 /// `GET /api/{collection}`: every item, ascending id.
 pub fn list<T: Resource>(store: &Store) -> Reply {
-    Reply::json(200, &store.list::<T>())
+    match store.list_json::<T>() {
+        Ok(bytes) => Reply::shared_json(200, bytes),
+        Err(err) => {
+            // Our own types always serialize; reaching this is a bug.
+            log::error!("cannot serialize a list: {err}");
+            Reply::from(ApiError::Internal)
+        }
+    }
 }
 
 /// `GET /api/{collection}/{id}`.
@@ -63,7 +70,7 @@ pub fn update<T: Resource>(
     merge_patch: bool,
 ) -> Result<Reply, ApiError> {
     // An unknown id is 404 whatever the body, so check before decoding it.
-    if store.get::<T>(id).is_none() {
+    if !store.contains::<T>(id) {
         return Err(missing::<T>(id));
     }
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;

@@ -7,6 +7,8 @@
 //! because that type always adds `Content-Length: 0` to a 204 (which RFC 9110
 //! section 8.6 forbids) and cannot say `Connection: close`.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::error::{ApiError, FieldError};
@@ -21,7 +23,26 @@ pub struct Reply {
     /// Headers beyond the standard ones `encode` always writes.
     pub headers: Vec<(&'static str, String)>,
     /// The body and its media type; `None` for 204.
-    pub body: Option<(&'static str, Vec<u8>)>,
+    pub body: Option<(&'static str, Body)>,
+}
+
+/// A response body: bytes made for this response, or bytes shared with the
+/// store's cache of a serialized list (see `Store::list_json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    Owned(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Owned(bytes) => bytes,
+            Body::Shared(bytes) => bytes,
+        }
+    }
 }
 
 impl Reply {
@@ -42,7 +63,16 @@ impl Reply {
         Reply {
             status,
             headers: Vec::new(),
-            body: Some((content_type, bytes)),
+            body: Some((content_type, Body::Owned(bytes))),
+        }
+    }
+
+    /// A JSON response whose body is shared, not copied.
+    pub fn shared_json(status: u16, bytes: Arc<Vec<u8>>) -> Reply {
+        Reply {
+            status,
+            headers: Vec::new(),
+            body: Some((JSON, Body::Shared(bytes))),
         }
     }
 
@@ -69,7 +99,7 @@ impl Reply {
     }
 
     pub fn body_bytes(&self) -> &[u8] {
-        self.body.as_ref().map_or(&[], |(_, b)| b.as_slice())
+        self.body.as_ref().map_or(&[], |(_, b)| b)
     }
 
     /// The full HTTP/1.1 message. `date` is an IMF-fixdate; `head_only`
@@ -102,10 +132,12 @@ impl Reply {
         }
         head.push_str("\r\n");
 
-        let mut out = head.into_bytes();
-        if !head_only {
-            out.extend_from_slice(body);
+        if head_only {
+            return head.into_bytes();
         }
+        let mut out = Vec::with_capacity(head.len() + body.len());
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(body);
         out
     }
 }

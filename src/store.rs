@@ -3,7 +3,9 @@
 //! Invariants, stated as absences:
 //! - No module but this one locks. Handlers call a `Store` method, which
 //!   locks once, does the whole read-modify-write, and returns owned data;
-//!   serializing and writing to the socket happen after the lock is gone.
+//!   serializing and writing to the socket happen after the lock is gone,
+//!   except for a list read after a change, which serializes the list once
+//!   under the lock and caches it for the reads that follow (`list_json`).
 //!   That one lock per request is what makes every request atomic and the
 //!   whole API linearizable.
 //! - No id is ever handed out twice: `last_id` only grows, deletes included.
@@ -13,7 +15,7 @@
 //!   [`lock`] takes it back.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::ApiError;
 use crate::resource::Resource;
@@ -25,6 +27,10 @@ use crate::widgets::Widget;
 pub struct Collection<T> {
     items: BTreeMap<u64, T>,
     last_id: u64,
+    /// The whole collection as a JSON array, made by the first list read
+    /// after a change and dropped by the next change, so that reads between
+    /// writes share one serialization.
+    listed: Option<Arc<Vec<u8>>>,
 }
 
 impl<T> Default for Collection<T> {
@@ -32,6 +38,7 @@ impl<T> Default for Collection<T> {
         Collection {
             items: BTreeMap::new(),
             last_id: 0,
+            listed: None,
         }
     }
 }
@@ -87,8 +94,25 @@ impl Store {
         lock(T::slot(self)).items.values().cloned().collect()
     }
 
+    /// Every item, ascending id, as a JSON array. Serialized under the lock
+    /// on the first read after a change, then shared until the next change.
+    pub fn list_json<T: Resource>(&self) -> Result<Arc<Vec<u8>>, serde_json::Error> {
+        let mut collection = lock(T::slot(self));
+        if let Some(listed) = &collection.listed {
+            return Ok(Arc::clone(listed));
+        }
+        let items: Vec<&T> = collection.items.values().collect();
+        let listed = Arc::new(serde_json::to_vec(&items)?);
+        collection.listed = Some(Arc::clone(&listed));
+        Ok(listed)
+    }
+
     pub fn get<T: Resource>(&self, id: u64) -> Option<T> {
         lock(T::slot(self)).items.get(&id).cloned()
+    }
+
+    pub fn contains<T: Resource>(&self, id: u64) -> bool {
+        lock(T::slot(self)).items.contains_key(&id)
     }
 
     /// Adds an item with the next id; 507 when the collection is full.
@@ -104,6 +128,7 @@ impl Store {
         let id = collection.last_id;
         let item = T::create(id, new);
         collection.items.insert(id, item.clone());
+        collection.listed = None;
         Ok((id, item))
     }
 
@@ -113,11 +138,18 @@ impl Store {
         let mut collection = lock(T::slot(self));
         let item = collection.items.get_mut(&id)?;
         change(item);
-        Some(item.clone())
+        let item = item.clone();
+        collection.listed = None;
+        Some(item)
     }
 
     /// Removes the item; `false` when there was none.
     pub fn delete<T: Resource>(&self, id: u64) -> bool {
-        lock(T::slot(self)).items.remove(&id).is_some()
+        let mut collection = lock(T::slot(self));
+        let removed = collection.items.remove(&id).is_some();
+        if removed {
+            collection.listed = None;
+        }
+        removed
     }
 }

@@ -301,3 +301,38 @@ fn every_response_has_standard_headers() {
         }
     }
 }
+
+/// List reads share one serialization between writes: every kind of write
+/// must make the next list read see it, also right after a cached read,
+/// and a failed write must leave the cached list as it was.
+#[test]
+fn list_reads_see_every_write() {
+    let server = TestServer::start();
+    let list = || server.get("/api/todos").json();
+    assert_eq!(list(), json!([]));
+
+    server.create("/api/todos", r#"{"userId": 1, "title": "a"}"#);
+    let one = json!([{"id": 1, "userId": 1, "title": "a", "completed": false}]);
+    assert_eq!(list(), one);
+    assert_eq!(list(), one, "a second read serves the same list");
+
+    let updated = server.json("PATCH", "/api/todos/1", r#"{"completed": true}"#);
+    assert_eq!(updated.status, 200);
+    let changed = json!([{"id": 1, "userId": 1, "title": "a", "completed": true}]);
+    assert_eq!(list(), changed);
+
+    let refused = server.json("PUT", "/api/todos/1", r#"{"completed": "maybe"}"#);
+    assert_eq!(refused.status, 422);
+    assert_eq!(list(), changed, "a refused update changes nothing");
+
+    server.create("/api/todos", r#"{"userId": 2, "title": "b"}"#);
+    assert_eq!(list().as_array().map(Vec::len), Some(2));
+
+    assert_eq!(server.delete("/api/todos/1").status, 204);
+    assert_eq!(
+        list(),
+        json!([{"id": 2, "userId": 2, "title": "b", "completed": false}])
+    );
+    // The other collection keeps its own list.
+    assert_eq!(server.get("/api/widgets").json(), json!([]));
+}
