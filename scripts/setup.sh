@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, only when it
-# is missing: curl (smoke test), and rustfmt and clippy (checks).
+# is missing: curl (smoke test), wrk (benchmark), and rustfmt and clippy
+# (checks).
 set -euo pipefail
 
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
     apt-get update

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
-#   binary started on a free port and walked by scripts/smoke.sh.
+#   binary started on a free port and walked by scripts/smoke.sh, the abuse
+#   suite, and the benchmark in its quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,9 @@ smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
 abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
+
+echo "== benchmark (quick: proves it runs, not the figures)"
+scripts/bench.sh --quick
 
 # Graceful shutdown: SIGTERM, exit status 0, within 10 s.
 kill -TERM "$pid"

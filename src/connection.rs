@@ -21,6 +21,8 @@
 //!    `catch_unwind` (a panic is a 500 and the worker lives on), the reply
 //!    encoded and written in one go, one access-log line.
 
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -65,6 +67,10 @@ impl Book {
     /// entry quiet for longer than `horizon` no longer counts: by then
     /// tiny_http has closed that connection, and its address may be reused.
     fn is_condemned(&mut self, peer: SocketAddr, horizon: Duration) -> bool {
+        if self.condemned.is_empty() {
+            // The usual case, and it spares hashing the address.
+            return false;
+        }
         match self.condemned.get_mut(&peer) {
             Some(seen) if seen.elapsed() < horizon => {
                 *seen = Instant::now();
@@ -127,12 +133,12 @@ impl Connections {
                 discard(request);
                 return;
             }
-            match book.lanes.get_mut(&peer) {
-                Some(lane) if lane.len() < MAX_PIPELINED => {
-                    lane.push_back(request);
+            match book.lanes.entry(peer) {
+                Entry::Occupied(mut lane) if lane.get().len() < MAX_PIPELINED => {
+                    lane.get_mut().push_back(request);
                     return;
                 }
-                Some(_) => {
+                Entry::Occupied(_) => {
                     book.condemn(peer, self.horizon());
                     drop(book);
                     log::warn!(
@@ -141,8 +147,8 @@ impl Connections {
                     discard(request);
                     return;
                 }
-                None => {
-                    book.lanes.insert(peer, VecDeque::new());
+                Entry::Vacant(lane) => {
+                    lane.insert(VecDeque::new());
                     Some(request)
                 }
             }
@@ -160,8 +166,11 @@ impl Connections {
         loop {
             let (queued, condemned) = {
                 let mut book = lock(&self.book);
-                let Some(queued) = book.lanes.get_mut(&peer).and_then(VecDeque::pop_front) else {
-                    book.lanes.remove(&peer);
+                let Entry::Occupied(mut lane) = book.lanes.entry(peer) else {
+                    return None;
+                };
+                let Some(queued) = lane.get_mut().pop_front() else {
+                    lane.remove();
                     return None;
                 };
                 (queued, book.is_condemned(peer, self.horizon()))
@@ -296,8 +305,11 @@ fn serve(
     read_timeout: Duration,
 ) -> Outcome {
     let started = Instant::now();
-    let method_name = request.method().as_str().to_string();
-    let method = Method::parse(&method_name);
+    let method = Method::parse(request.method().as_str());
+    let method_name: Cow<'static, str> = match method.name() {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(request.method().as_str().to_string()),
+    };
     let target = request.url().to_string();
     let content_type = header(&request, "Content-Type");
     let accept = header(&request, "Accept");

@@ -40,6 +40,20 @@ impl Method {
             _ => Method::Other,
         }
     }
+
+    /// The name as sent, for every method but `Other`.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Other => return None,
+        })
+    }
 }
 
 /// One request as the router sees it.

@@ -106,39 +106,67 @@ impl Reply {
     /// drops the body but keeps its `Content-Length` (RFC 9110 section 9.3.2);
     /// `connection` is written as the `Connection` header when given.
     pub fn encode(&self, date: &str, head_only: bool, connection: Option<&str>) -> Vec<u8> {
-        use std::fmt::Write as _;
-
+        // Plain appends rather than `write!`: on a small response, the
+        // formatting machinery cost more than everything else here.
         let body = self.body_bytes();
-        let mut head = String::with_capacity(192);
-        // Writing into a String cannot fail; the results are discarded on purpose.
-        let _ = write!(
-            head,
-            "HTTP/1.1 {} {}\r\nDate: {date}\r\nCache-Control: no-store\r\n",
-            self.status,
-            reason_phrase(self.status)
-        );
+        let extra: usize = self
+            .headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum();
+        let mut out = Vec::with_capacity(160 + extra + if head_only { 0 } else { body.len() });
+        let mut line = |parts: &[&[u8]]| {
+            for part in parts {
+                out.extend_from_slice(part);
+            }
+            out.extend_from_slice(b"\r\n");
+        };
+        let status = decimal(u64::from(self.status));
+        line(&[
+            b"HTTP/1.1 ",
+            status.as_ref(),
+            b" ",
+            reason_phrase(self.status).as_bytes(),
+        ]);
+        line(&[b"Date: ", date.as_bytes()]);
+        line(&[b"Cache-Control: no-store"]);
         if let Some((content_type, _)) = &self.body {
-            let _ = write!(head, "Content-Type: {content_type}\r\n");
+            line(&[b"Content-Type: ", content_type.as_bytes()]);
         }
         // RFC 9110 section 8.6: no Content-Length on a 204 or a 304.
         if self.status != 204 && self.status != 304 {
-            let _ = write!(head, "Content-Length: {}\r\n", body.len());
+            line(&[b"Content-Length: ", decimal(body.len() as u64).as_ref()]);
         }
         for (name, value) in &self.headers {
-            let _ = write!(head, "{name}: {value}\r\n");
+            line(&[name.as_bytes(), b": ", value.as_bytes()]);
         }
         if let Some(connection) = connection {
-            let _ = write!(head, "Connection: {connection}\r\n");
+            line(&[b"Connection: ", connection.as_bytes()]);
         }
-        head.push_str("\r\n");
-
-        if head_only {
-            return head.into_bytes();
+        line(&[]);
+        if !head_only {
+            out.extend_from_slice(body);
         }
-        let mut out = Vec::with_capacity(head.len() + body.len());
-        out.extend_from_slice(head.as_bytes());
-        out.extend_from_slice(body);
         out
+    }
+}
+
+/// The decimal digits of `n`, without allocating.
+fn decimal(mut n: u64) -> impl AsRef<[u8]> {
+    struct Digits([u8; 20], usize);
+    impl AsRef<[u8]> for Digits {
+        fn as_ref(&self) -> &[u8] {
+            &self.0[self.1..]
+        }
+    }
+    let mut digits = Digits([0; 20], 20);
+    loop {
+        digits.1 -= 1;
+        digits.0[digits.1] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return digits;
+        }
     }
 }
 
@@ -218,6 +246,13 @@ mod tests {
     fn text(reply: &Reply, head_only: bool) -> String {
         String::from_utf8_lossy(&reply.encode("Thu, 01 Jan 1970 00:00:00 GMT", head_only, None))
             .into_owned()
+    }
+
+    #[test]
+    fn decimal_writes_every_digit() {
+        for n in [0, 7, 10, 204, 65_536, u64::MAX] {
+            assert_eq!(decimal(n).as_ref(), n.to_string().as_bytes());
+        }
     }
 
     #[test]
