@@ -6,6 +6,7 @@
 //! counts as unset, as container tools often pass empty variables through.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Everything the server needs to start.
@@ -22,6 +23,8 @@ pub struct Config {
     pub read_timeout: Duration,
     /// How long one write to a client may block before it is dropped.
     pub write_timeout: Duration,
+    /// `--data`: where the data is kept; `None` keeps it in memory only.
+    pub data: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -35,6 +38,7 @@ impl Default for Config {
             log_level: log::LevelFilter::Info,
             read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
+            data: None,
         }
     }
 }
@@ -98,6 +102,8 @@ Options (each also read from the environment variable shown; a flag wins):
   --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
   --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
   --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
+  --data PATH             keep the data in PATH (and PATH.journal), every write durable before
+                          its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
   -V, --version           print the version and exit
 
@@ -171,6 +177,17 @@ const OPTS: &[Opt] = &[
         env: "READ_TIMEOUT",
         set: |c, v| {
             c.read_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--data",
+        env: "DATA_FILE",
+        set: |c, v| {
+            if v.trim().is_empty() {
+                return Err("a file path");
+            }
+            c.data = Some(PathBuf::from(v));
             Ok(())
         },
     },

@@ -58,6 +58,8 @@ pub enum ApiError {
     },
     /// 507: the collection already holds `--max-items` items.
     InsufficientStorage { kind: &'static str, limit: usize },
+    /// 503: the data file (`--data`) cannot be written; no change is taken.
+    StorageUnavailable { detail: String },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
 }
@@ -75,6 +77,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
+            ApiError::StorageUnavailable { .. } => 503,
             ApiError::InsufficientStorage { .. } => 507,
         }
     }
@@ -141,6 +144,7 @@ impl fmt::Display for ApiError {
                     "cannot create another {kind}: the collection holds its limit of {limit} items"
                 )
             }
+            ApiError::StorageUnavailable { detail } => f.write_str(detail),
             ApiError::Internal => f.write_str("the server failed to handle this request"),
         }
     }

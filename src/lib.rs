@@ -29,7 +29,9 @@
 //! - `resource`: the `Resource` trait and the handlers widgets and todos share.
 //! - `widgets`, `todos`: each resource's fields and rules.
 //! - `store`: the `Mutex`-guarded collections and id allocation. The only
-//!   module that locks.
+//!   module that locks the data.
+//! - `storage`: `--data`: the snapshot and journal files, group commit,
+//!   compaction, loading.
 //! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
 //! - `error`: `ApiError` and its status codes.
 
@@ -42,6 +44,7 @@ pub mod resource;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod storage;
 pub mod store;
 pub mod todos;
 pub mod validate;
@@ -55,9 +58,19 @@ use router::App;
 use server::Server;
 use store::Store;
 
-/// Binds `config.host:config.port` and serves a new, empty store.
+/// The store the configuration asks for: in memory, or loaded from the
+/// data files of `--data`. The error names the file and what is wrong.
+pub fn open_store(config: &Config) -> Result<Store, String> {
+    match &config.data {
+        Some(path) => Store::open(config.max_items, path),
+        None => Ok(Store::new(config.max_items)),
+    }
+}
+
+/// Opens the store and serves it on `config.host:config.port`.
 pub fn start(config: &Config) -> io::Result<Server> {
-    start_app(config, Arc::new(App::new(Store::new(config.max_items))))
+    let store = open_store(config).map_err(io::Error::other)?;
+    start_app(config, Arc::new(App::new(store)))
 }
 
 /// Binds and serves the given application (tests keep a handle on its store).

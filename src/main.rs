@@ -1,14 +1,17 @@
 //! The `widgets-todos` binary: read the configuration, start logging, run
 //! the library's server until a signal, and map every failure to an exit
-//! status (2: bad flag or value; 1: cannot listen, or accepting failed).
+//! status (2: bad flag or value; 1: bad data file, cannot listen, or
+//! accepting failed).
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use widgets_todos::config::{self, Command};
+use widgets_todos::router::App;
 
 /// How long in-flight requests get after SIGINT/SIGTERM before we exit anyway.
 const GRACE: Duration = Duration::from_secs(5);
@@ -45,7 +48,16 @@ fn main() -> ExitCode {
         Err(err) => log::warn!("cannot raise the descriptor limit: {err}"),
     }
 
-    let server = match widgets_todos::start(&config) {
+    let store = match widgets_todos::open_store(&config) {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("widgets-todos: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let app = Arc::new(App::new(store));
+
+    let server = match widgets_todos::start_app(&config, Arc::clone(&app)) {
         Ok(server) => server,
         Err(err) => {
             let why = match err.kind() {
@@ -87,6 +99,7 @@ fn main() -> ExitCode {
     }
 
     let outcome = server.wait();
+    app.store.close();
     widgets_todos::access_log::flush();
     match outcome {
         Ok(()) => {

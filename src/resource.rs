@@ -7,11 +7,13 @@
 //! decoding the body to the `Location` header, lives here.
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::request::{Fields, Request};
+use crate::request::{Fields, Input, Request};
 use crate::response::Reply;
 use crate::store::{Store, Stored};
+use crate::validate::MAX_SAFE_INTEGER;
 
 /// A kind of item the API serves.
 pub trait Resource: Serialize + Clone + Send + Sync + Stored + 'static {
@@ -32,6 +34,49 @@ pub trait Resource: Serialize + Clone + Send + Sync + Stored + 'static {
     fn create(id: u64, new: Self::New) -> Self;
     /// Changes the fields the patch names; the others keep their value.
     fn apply(&mut self, patch: Self::Patch);
+    /// The item's id.
+    fn id(&self) -> u64;
+}
+
+/// The id of `item` (for code that has the item, not the type, at hand).
+pub fn id_of<T: Resource>(item: &T) -> u64 {
+    item.id()
+}
+
+/// An item read from the data files (`--data`), held to the rules of a
+/// create: an object with an `id` from 1 to 2^53-1 and the fields a create
+/// takes. The error names the offending fields.
+pub fn from_stored<T: Resource>(value: Value) -> Result<T, String> {
+    let Value::Object(members) = value else {
+        return Err(format!("a {} must be a JSON object", T::KIND));
+    };
+    let mut id = None;
+    let mut fields = Vec::with_capacity(members.len());
+    for (name, value) in members {
+        if name == "id" {
+            id = Some(value);
+        } else {
+            fields.push((name, Input::Json(value)));
+        }
+    }
+    let id = match id.as_ref().map(Value::as_u64) {
+        Some(Some(id)) if (1..=MAX_SAFE_INTEGER).contains(&id) => id,
+        Some(_) => return Err("id must be a whole number from 1 to 2^53-1".into()),
+        None => return Err("id is required".into()),
+    };
+    match T::parse_new(fields) {
+        Ok(new) => Ok(T::create(id, new)),
+        Err(ApiError::Invalid { errors, .. }) => Err(format!(
+            "{} {id}: {}",
+            T::KIND,
+            errors
+                .iter()
+                .map(|e| format!("{} {}", e.field, e.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+        Err(err) => Err(format!("{} {id}: {err}", T::KIND)),
+    }
 }
 
 /// `GET /api/{collection}`: every item, ascending id.
@@ -74,7 +119,7 @@ pub fn update<T: Resource>(
         return Err(missing::<T>(id));
     }
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
-    match store.update::<T>(id, |item| item.apply(patch)) {
+    match store.update::<T>(id, |item| item.apply(patch))? {
         Some(item) => Ok(Reply::json(200, &item)),
         // Deleted between the check above and the update.
         None => Err(missing::<T>(id)),
@@ -83,7 +128,7 @@ pub fn update<T: Resource>(
 
 /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone.
 pub fn delete<T: Resource>(store: &Store, id: u64) -> Result<Reply, ApiError> {
-    if store.delete::<T>(id) {
+    if store.delete::<T>(id)? {
         Ok(Reply::empty(204))
     } else {
         Err(missing::<T>(id))

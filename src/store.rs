@@ -15,10 +15,13 @@
 //!   [`lock`] takes it back.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 
 use crate::error::ApiError;
 use crate::resource::Resource;
+use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
 use crate::todos::Todo;
 use crate::widgets::Widget;
 
@@ -43,12 +46,19 @@ impl<T> Default for Collection<T> {
     }
 }
 
-/// Both collections and the per-collection item limit.
-#[derive(Debug)]
+/// Both collections, the per-collection item limit, and with `--data` the
+/// files that keep them.
 pub struct Store {
+    shared: Arc<Shared>,
+    /// The thread that compacts the journal (with `--data`).
+    compactor: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
     widgets: Mutex<Collection<Widget>>,
     todos: Mutex<Collection<Todo>>,
     max_items: usize,
+    storage: Option<Storage>,
 }
 
 /// Which of the store's collections holds a resource.
@@ -58,13 +68,13 @@ pub trait Stored: Sized {
 
 impl Stored for Widget {
     fn slot(store: &Store) -> &Mutex<Collection<Widget>> {
-        &store.widgets
+        &store.shared.widgets
     }
 }
 
 impl Stored for Todo {
     fn slot(store: &Store) -> &Mutex<Collection<Todo>> {
-        &store.todos
+        &store.shared.todos
     }
 }
 
@@ -79,13 +89,71 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     })
 }
 
+impl<T> From<Loaded<T>> for Collection<T> {
+    fn from(loaded: Loaded<T>) -> Collection<T> {
+        Collection {
+            items: loaded.items,
+            last_id: loaded.last_id,
+            listed: None,
+        }
+    }
+}
+
 impl Store {
-    /// An empty store whose collections each hold at most `max_items`.
+    /// An empty store, in memory only, whose collections each hold at most
+    /// `max_items`.
     pub fn new(max_items: usize) -> Store {
+        Store::with(max_items, State::default(), None)
+    }
+
+    /// A store kept in the data files at `path` (see `storage.rs`), loaded
+    /// from them. The error names the file and what is wrong with it.
+    pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
+        Store::open_compacting_after(max_items, path, COMPACT_AFTER)
+    }
+
+    /// [`Store::open`], compacting after `records` journal records rather
+    /// than [`COMPACT_AFTER`] (tests use a small number).
+    pub fn open_compacting_after(
+        max_items: usize,
+        path: &Path,
+        records: u64,
+    ) -> Result<Store, String> {
+        let (storage, state) = Storage::open(path, records)?;
+        let store = Store::with(max_items, state, Some(storage));
+        let shared = Arc::clone(&store.shared);
+        let compactor = std::thread::Builder::new()
+            .name("compactor".into())
+            .spawn(move || shared.compact_when_due())
+            .map_err(|err| format!("cannot start the compaction thread: {err}"))?;
+        *lock(&store.compactor) = Some(compactor);
+        Ok(store)
+    }
+
+    fn with(max_items: usize, state: State, storage: Option<Storage>) -> Store {
         Store {
-            widgets: Mutex::default(),
-            todos: Mutex::default(),
-            max_items,
+            shared: Arc::new(Shared {
+                widgets: Mutex::new(state.widgets.into()),
+                todos: Mutex::new(state.todos.into()),
+                max_items,
+                storage,
+            }),
+            compactor: Mutex::new(None),
+        }
+    }
+
+    /// With `--data`: writes a final snapshot and empties the journal. Call
+    /// it once the server has stopped; later writes are still journaled.
+    pub fn close(&self) {
+        let Some(storage) = &self.shared.storage else {
+            return;
+        };
+        storage.close();
+        if let Some(compactor) = lock(&self.compactor).take() {
+            let _ = compactor.join();
+        }
+        if let Err(err) = self.shared.compact() {
+            log::error!("cannot write the final snapshot: {err}; the journal keeps every change");
         }
     }
 
@@ -115,41 +183,120 @@ impl Store {
         lock(T::slot(self)).items.contains_key(&id)
     }
 
-    /// Adds an item with the next id; 507 when the collection is full.
-    pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, T), ApiError> {
-        let mut collection = lock(T::slot(self));
-        if collection.items.len() >= self.max_items {
-            return Err(ApiError::InsufficientStorage {
-                kind: T::KIND,
-                limit: self.max_items,
-            });
+    /// 503 when the data files can no longer be written.
+    fn check_writable(&self) -> Result<(), ApiError> {
+        match &self.shared.storage {
+            Some(storage) => storage.check_writable(),
+            None => Ok(()),
         }
-        collection.last_id += 1;
-        let id = collection.last_id;
-        let item = T::create(id, new);
-        collection.items.insert(id, item.clone());
-        collection.listed = None;
+    }
+
+    /// Waits until the journal record `seq` is on disk (with `--data`).
+    fn commit(&self, seq: Option<u64>) -> Result<(), ApiError> {
+        match (&self.shared.storage, seq) {
+            (Some(storage), Some(seq)) => storage.commit(seq),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds an item with the next id; 507 when the collection is full.
+    /// Returns once the item is durable (with `--data`).
+    pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, T), ApiError> {
+        let (id, item, seq) = {
+            let mut collection = lock(T::slot(self));
+            self.check_writable()?;
+            if collection.items.len() >= self.shared.max_items {
+                return Err(ApiError::InsufficientStorage {
+                    kind: T::KIND,
+                    limit: self.shared.max_items,
+                });
+            }
+            collection.last_id += 1;
+            let id = collection.last_id;
+            let item = T::create(id, new);
+            collection.items.insert(id, item.clone());
+            collection.listed = None;
+            let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
+            (id, item, seq)
+        };
+        self.commit(seq)?;
         Ok((id, item))
     }
 
     /// Runs `change` on the item under the lock and returns the result, or
-    /// `None` when there is no such item.
-    pub fn update<T: Resource>(&self, id: u64, change: impl FnOnce(&mut T)) -> Option<T> {
-        let mut collection = lock(T::slot(self));
-        let item = collection.items.get_mut(&id)?;
-        change(item);
-        let item = item.clone();
-        collection.listed = None;
-        Some(item)
+    /// `None` when there is no such item. Returns once the change is
+    /// durable (with `--data`).
+    pub fn update<T: Resource>(
+        &self,
+        id: u64,
+        change: impl FnOnce(&mut T),
+    ) -> Result<Option<T>, ApiError> {
+        let (item, seq) = {
+            let mut collection = lock(T::slot(self));
+            self.check_writable()?;
+            let Some(item) = collection.items.get_mut(&id) else {
+                return Ok(None);
+            };
+            change(item);
+            let item = item.clone();
+            collection.listed = None;
+            let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
+            (item, seq)
+        };
+        self.commit(seq)?;
+        Ok(Some(item))
     }
 
-    /// Removes the item; `false` when there was none.
-    pub fn delete<T: Resource>(&self, id: u64) -> bool {
-        let mut collection = lock(T::slot(self));
-        let removed = collection.items.remove(&id).is_some();
-        if removed {
+    /// Removes the item; `false` when there was none. Returns once the
+    /// delete is durable (with `--data`).
+    pub fn delete<T: Resource>(&self, id: u64) -> Result<bool, ApiError> {
+        let seq = {
+            let mut collection = lock(T::slot(self));
+            self.check_writable()?;
+            if collection.items.remove(&id).is_none() {
+                return Ok(false);
+            }
             collection.listed = None;
+            self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
+        };
+        self.commit(seq)?;
+        Ok(true)
+    }
+}
+
+impl Shared {
+    /// The compaction thread: compacts whenever the journal has grown enough,
+    /// until the store is closed.
+    fn compact_when_due(&self) {
+        let Some(storage) = &self.storage else {
+            return;
+        };
+        while storage.wait_for_compaction() {
+            if let Err(err) = self.compact() {
+                log::warn!("cannot compact the journal: {err}; it keeps growing until a retry");
+            }
         }
-        removed
+    }
+
+    /// Writes a snapshot of both collections and drops the journal records
+    /// it covers. The copy and the cut are taken under both collections'
+    /// locks (widgets first, as everywhere), so they match exactly; the
+    /// writing happens after, with no lock held.
+    fn compact(&self) -> std::io::Result<()> {
+        let Some(storage) = &self.storage else {
+            return Ok(());
+        };
+        let (snapshot, cut, items) = {
+            let widgets = lock(&self.widgets);
+            let todos = lock(&self.todos);
+            let cut = storage.cut();
+            let snapshot = Snapshot {
+                seq: cut.seq,
+                widgets: (widgets.last_id, widgets.items.values().cloned().collect()),
+                todos: (todos.last_id, todos.items.values().cloned().collect()),
+            };
+            (snapshot, cut, (widgets.items.len() + todos.items.len()) as u64)
+        };
+        storage.compact(&snapshot, cut, items)
     }
 }

@@ -96,4 +96,8 @@ impl Resource for Todo {
             self.completed = completed;
         }
     }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
 }

@@ -81,4 +81,8 @@ impl Resource for Widget {
             self.quality = quality;
         }
     }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
 }

@@ -6,9 +6,9 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_widgets-todos");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_widgets-todos");
 
-fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+pub(crate) fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     let mut command = Command::new(BIN);
     command.args(args).env_clear();
     for (k, v) in env {
@@ -19,7 +19,7 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 
 /// Starts the binary with `args` and `env` (and nothing else in its
 /// environment) and returns it with the address from its listening line.
-fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .env_clear()
@@ -40,7 +40,7 @@ fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     (child, addr)
 }
 
-fn get(addr: &str, path: &str) -> String {
+pub(crate) fn get(addr: &str, path: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -68,7 +68,7 @@ fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process:
 }
 
 /// Sends `signal` to the server and returns its exit code and its stderr.
-fn stop_with(mut child: Child, signal: &str) -> (Option<i32>, String) {
+pub(crate) fn stop_with(mut child: Child, signal: &str) -> (Option<i32>, String) {
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")

@@ -37,7 +37,7 @@ fn a_poisoned_store_lock_does_not_stop_the_server() {
     let server = TestServer::start();
     server.create("/api/todos", r#"{"userId": 1, "title": "t"}"#);
     let poisoned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        server
+        let _ = server
             .store()
             .update::<Todo>(1, |_| panic!("poison the lock"));
     }));

@@ -10,4 +10,5 @@ mod errors;
 mod hardening;
 mod lifecycle;
 mod resources;
+mod storage;
 mod wire;

@@ -17,6 +17,7 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    remote: Remote,
     pub app: Option<Arc<App>>,
     stopper: Stopper,
     server: Option<Server>,
@@ -43,6 +44,13 @@ impl TestServer {
         TestServer::wrap(server, Some(app))
     }
 
+    /// A server with the real router over `store`.
+    pub fn with_store(store: Store) -> TestServer {
+        let app = Arc::new(App::new(store));
+        let server = widgets_todos::start_app(&config(), Arc::clone(&app)).expect("start server");
+        TestServer::wrap(server, Some(app))
+    }
+
     /// A server whose every request goes to `handler`.
     pub fn with_handler(handler: Arc<Handler>) -> TestServer {
         let listener = widgets_todos::server::bind(&config()).expect("bind");
@@ -53,6 +61,7 @@ impl TestServer {
     fn wrap(server: Server, app: Option<Arc<App>>) -> TestServer {
         TestServer {
             addr: server.addr(),
+            remote: Remote(server.addr()),
             app,
             stopper: server.stopper(),
             server: Some(server),
@@ -62,9 +71,23 @@ impl TestServer {
     pub fn store(&self) -> &Store {
         &self.app.as_ref().expect("server has the real app").store
     }
+}
 
+/// The client side: requests to a server at a known address (the
+/// in-process `TestServer` derefs to one).
+pub struct Remote(pub SocketAddr);
+
+impl std::ops::Deref for TestServer {
+    type Target = Remote;
+
+    fn deref(&self) -> &Remote {
+        &self.remote
+    }
+}
+
+impl Remote {
     pub fn connect(&self) -> TcpStream {
-        let stream = TcpStream::connect(self.addr).expect("connect");
+        let stream = TcpStream::connect(self.0).expect("connect");
         stream.set_read_timeout(Some(IO_TIMEOUT)).expect("timeout");
         stream.set_write_timeout(Some(IO_TIMEOUT)).expect("timeout");
         stream
@@ -339,4 +362,33 @@ pub fn error_fields(response: &Response) -> Vec<String> {
             e["field"].as_str().expect("field name").to_string()
         })
         .collect()
+}
+
+/// A fresh directory under the system's temporary directory, removed when
+/// dropped.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let path = std::env::temp_dir().join(format!(
+            "widgets-todos-test-{}-{name}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create a temporary directory");
+        TempDir(path)
+    }
+
+    pub fn join(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -1,0 +1,655 @@
+//! Durable storage for `--data PATH`: a snapshot, a journal beside it, and
+//! the group commit that makes a write durable before it is acknowledged.
+//!
+//! # Files
+//!
+//! - `PATH`, the **snapshot**: one JSON document, an item per line.
+//!   `{"seq": 42, "lastId": {"widgets": 3, "todos": 9}, "widgets": [...],
+//!   "todos": [...]}`. `seq` is the last journal record it includes;
+//!   `lastId` the highest id each collection ever handed out. A
+//!   hand-written `{"widgets": [...], "todos": [...]}` is a valid snapshot.
+//! - `PATH.journal`, the **journal**: JSON Lines, one record per change
+//!   since the snapshot, in the order the changes happened:
+//!   `{"seq":43,"op":"put","collection":"todos","item":{...}}` (a create or
+//!   an update: the whole item as it now is) or
+//!   `{"seq":44,"op":"delete","collection":"todos","id":9}`.
+//!
+//! # Writing
+//!
+//! A change is made in memory and its record appended to a buffer, both
+//! under the collection's lock, so the journal's order is the order of the
+//! changes. Then, outside that lock, the request waits in [`Storage::commit`]
+//! until its record is on disk. The first waiter to find no write in
+//! progress writes the whole buffer, everyone's records, calls `fdatasync`,
+//! and wakes the others: concurrent writers share one flush (group commit).
+//! Reads never touch any of this.
+//!
+//! # Compaction
+//!
+//! Once the journal holds more records than `max(10,000, items stored)`, a
+//! background thread writes a new snapshot and drops the records it covers
+//! from the journal; also at a clean shutdown. A record's cost is therefore
+//! constant: one append, a share of an `fdatasync`, and a bounded share of
+//! the next snapshot. See `Store::compact` for the order of the steps, and
+//! why a crash between any two of them loses nothing.
+//!
+//! # Loading
+//!
+//! The snapshot, then every journal record with a higher `seq`, each item
+//! checked by the same rules as the API. A final journal line that is cut
+//! short (a crash while it was written, so never acknowledged) is dropped
+//! with a warning and cut from the file; a bad record anywhere else stops
+//! start-up, as does a bad snapshot, leaving every file as it was.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::connection::lock;
+use crate::error::ApiError;
+use crate::resource::{self, Resource};
+use crate::todos::Todo;
+use crate::widgets::Widget;
+
+/// By default, the journal may hold this many records, or as many as there
+/// are items stored if that is more, before it is compacted into a new
+/// snapshot.
+pub const COMPACT_AFTER: u64 = 10_000;
+
+/// One collection as loaded: its items by id and the highest id handed out.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub items: BTreeMap<u64, T>,
+    pub last_id: u64,
+}
+
+impl<T> Default for Loaded<T> {
+    fn default() -> Self {
+        Loaded {
+            items: BTreeMap::new(),
+            last_id: 0,
+        }
+    }
+}
+
+/// Everything in the data files at start-up.
+#[derive(Debug, Default)]
+pub struct State {
+    pub widgets: Loaded<Widget>,
+    pub todos: Loaded<Todo>,
+    /// The last journal record applied.
+    pub seq: u64,
+}
+
+/// A snapshot to write: borrowed items, serialized outside every lock.
+pub struct Snapshot<W, T> {
+    pub seq: u64,
+    pub widgets: (u64, Vec<W>),
+    pub todos: (u64, Vec<T>),
+}
+
+/// The open data files and the group commit.
+pub struct Storage {
+    snapshot_path: PathBuf,
+    journal_path: PathBuf,
+    log: Mutex<Log>,
+    /// Signalled when `durable` advances, `flushing` ends, the storage
+    /// fails, or a compaction is due.
+    changed: Condvar,
+}
+
+/// The journal's state, under `Storage::log`.
+struct Log {
+    file: Arc<File>,
+    /// Records appended but not yet handed to a flush.
+    pending: Vec<u8>,
+    /// The `seq` the next record gets.
+    next_seq: u64,
+    /// Every record up to this `seq` is on disk.
+    durable: u64,
+    /// Bytes in the journal file once everything appended is written.
+    appended_bytes: u64,
+    /// Bytes actually written to the journal file.
+    written_bytes: u64,
+    /// A flush (or the journal's replacement) is in progress; one at a time.
+    flushing: bool,
+    /// Why writing failed; from then on every write is refused.
+    failed: Option<String>,
+    /// Records appended since the last snapshot's cut.
+    since_cut: u64,
+    /// Compact once `since_cut` reaches this: `compact_after`, or the number
+    /// of items stored at the last compaction if that is more.
+    compact_at: u64,
+    compact_after: u64,
+    /// Set by `close`: the compaction thread ends.
+    closing: bool,
+}
+
+/// Where a snapshot cuts the journal: the records up to `seq` are in the
+/// snapshot, and they are the journal's first `bytes` bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Cut {
+    pub seq: u64,
+    bytes: u64,
+}
+
+impl Storage {
+    /// Opens (creating if absent) the data files at `path` and loads them.
+    /// The error is a message naming the file and, for bad data, the record
+    /// or item and field.
+    pub fn open(path: &Path, compact_after: u64) -> Result<(Storage, State), String> {
+        let snapshot_path = path.to_path_buf();
+        let journal_path = journal_path(path);
+        let shown = path.display();
+        if !path.exists() {
+            // An empty snapshot, so that the files are whole from the start.
+            write_atomically(path, |out| {
+                write_snapshot(out, &Snapshot::<Widget, Todo> {
+                    seq: 0,
+                    widgets: (0, Vec::new()),
+                    todos: (0, Vec::new()),
+                })
+            })
+            .map_err(|err| format!("cannot create {shown}: {err}"))?;
+        }
+        let text = fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
+        let mut state = parse_snapshot(&text).map_err(|err| format!("{shown}: {err}"))?;
+        let journal_bytes = replay_journal(&journal_path, &mut state)?;
+
+        for leftover in [tmp_path(path), tmp_path(&journal_path)] {
+            // A compaction interrupted before its rename; never read.
+            let _ = fs::remove_file(leftover);
+        }
+        // Read too: a compaction copies the journal's tail from it.
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&journal_path)
+            .map_err(|err| format!("cannot open {}: {err}", journal_path.display()))?;
+        sync_dir(path).map_err(|err| format!("cannot sync the directory of {shown}: {err}"))?;
+        let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
+        let storage = Storage {
+            snapshot_path,
+            journal_path,
+            log: Mutex::new(Log {
+                file: Arc::new(file),
+                pending: Vec::new(),
+                next_seq: state.seq + 1,
+                durable: state.seq,
+                appended_bytes: journal_bytes,
+                written_bytes: journal_bytes,
+                flushing: false,
+                failed: None,
+                since_cut: 0,
+                compact_after,
+                compact_at: compact_after.max(items),
+                closing: false,
+            }),
+            changed: Condvar::new(),
+        };
+        Ok((storage, state))
+    }
+
+    fn log(&self) -> MutexGuard<'_, Log> {
+        lock(&self.log)
+    }
+
+    fn wait<'a>(&self, log: MutexGuard<'a, Log>) -> MutexGuard<'a, Log> {
+        self.changed
+            .wait(log)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// 503 once writing has failed: nothing more may change.
+    pub fn check_writable(&self) -> Result<(), ApiError> {
+        match &self.log().failed {
+            Some(why) => Err(unavailable(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends the record of a `put` (create or update) of `item`. Call it
+    /// under the collection's lock, right after the change; returns the
+    /// record's `seq` for [`Storage::commit`].
+    pub fn put<T: Resource>(&self, item: &T) -> u64 {
+        #[derive(Serialize)]
+        struct Put<'a, T> {
+            seq: u64,
+            op: &'static str,
+            collection: &'static str,
+            item: &'a T,
+        }
+        self.append(|seq| Put {
+            seq,
+            op: "put",
+            collection: collection_name::<T>(),
+            item,
+        })
+    }
+
+    /// Appends the record of deleting item `id`; see [`Storage::put`].
+    pub fn delete<T: Resource>(&self, id: u64) -> u64 {
+        #[derive(Serialize)]
+        struct Delete {
+            seq: u64,
+            op: &'static str,
+            collection: &'static str,
+            id: u64,
+        }
+        self.append(|seq| Delete {
+            seq,
+            op: "delete",
+            collection: collection_name::<T>(),
+            id,
+        })
+    }
+
+    fn append<R: Serialize>(&self, record: impl FnOnce(u64) -> R) -> u64 {
+        let mut log = self.log();
+        let seq = log.next_seq;
+        log.next_seq += 1;
+        let before = log.pending.len();
+        // Serializing our own records into a Vec cannot fail; if it ever
+        // did, the half-written record is taken back out.
+        if serde_json::to_writer(&mut log.pending, &record(seq)).is_err() {
+            log.pending.truncate(before);
+            log.failed = Some("a journal record could not be encoded".into());
+            return seq;
+        }
+        log.pending.push(b'\n');
+        log.appended_bytes += (log.pending.len() - before) as u64;
+        log.since_cut += 1;
+        if log.since_cut == log.compact_at {
+            self.changed.notify_all();
+        }
+        seq
+    }
+
+    /// Returns once record `seq` is on disk: see the module comment. 503 if
+    /// the journal cannot be written.
+    pub fn commit(&self, seq: u64) -> Result<(), ApiError> {
+        let mut log = self.log();
+        loop {
+            if log.durable >= seq {
+                return Ok(());
+            }
+            if let Some(why) = &log.failed {
+                return Err(unavailable(why));
+            }
+            if log.flushing {
+                log = self.wait(log);
+                continue;
+            }
+            log = self.flush(log);
+        }
+    }
+
+    /// Writes and syncs everything pending, as the leader of a group commit.
+    fn flush<'a>(&'a self, mut log: MutexGuard<'a, Log>) -> MutexGuard<'a, Log> {
+        log.flushing = true;
+        let batch = std::mem::take(&mut log.pending);
+        let upto = log.next_seq - 1;
+        let file = Arc::clone(&log.file);
+        drop(log);
+        let result = (&*file).write_all(&batch).and_then(|()| file.sync_data());
+        let mut log = self.log();
+        log.flushing = false;
+        match result {
+            Ok(()) => {
+                log.durable = upto;
+                log.written_bytes += batch.len() as u64;
+                if log.pending.is_empty() {
+                    // Keep the allocation for the next batch.
+                    let mut batch = batch;
+                    batch.clear();
+                    log.pending = batch;
+                }
+            }
+            Err(err) => {
+                log::error!(
+                    "cannot write {}: {err}; refusing every write from now on",
+                    self.journal_path.display()
+                );
+                log.failed = Some(err.to_string());
+            }
+        }
+        self.changed.notify_all();
+        log
+    }
+
+    /// Marks where a snapshot of the state as it is now cuts the journal.
+    /// Call it while holding every collection's lock, so that no change
+    /// falls between the state copied and the cut.
+    pub fn cut(&self) -> Cut {
+        let mut log = self.log();
+        log.since_cut = 0;
+        Cut {
+            seq: log.next_seq - 1,
+            bytes: log.appended_bytes,
+        }
+    }
+
+    /// Replaces the snapshot with `snapshot` (which must match `cut`), then
+    /// drops the records it covers from the journal. A crash at any point
+    /// leaves files that load to the same state: the old snapshot with the
+    /// whole journal, the new snapshot with the whole journal (records up
+    /// to `cut.seq` are skipped), or the new snapshot with the new journal.
+    pub fn compact<W: Serialize, T: Serialize>(
+        &self,
+        snapshot: &Snapshot<W, T>,
+        cut: Cut,
+        items: u64,
+    ) -> io::Result<()> {
+        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+
+        // Everything up to the cut must be in the journal file before its
+        // head is dropped, and nothing may be written while it is replaced.
+        let mut log = self.log();
+        loop {
+            if let Some(why) = &log.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if log.flushing {
+                log = self.wait(log);
+            } else if log.written_bytes < cut.bytes {
+                log = self.flush(log);
+            } else {
+                break;
+            }
+        }
+        log.flushing = true;
+        let (file, end) = (Arc::clone(&log.file), log.written_bytes);
+        drop(log);
+
+        // The new journal is opened before it takes the old one's name, so
+        // that once the rename is done there is a handle on it.
+        let tmp = tmp_path(&self.journal_path);
+        let mut renamed = false;
+        let replaced = (|| -> io::Result<File> {
+            let mut tail = vec![0u8; (end - cut.bytes) as usize];
+            file.read_exact_at(&mut tail, cut.bytes)?;
+            let mut fresh = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?;
+            fresh.write_all(&tail)?;
+            fresh.sync_all()?;
+            fs::rename(&tmp, &self.journal_path)?;
+            renamed = true;
+            sync_dir(&self.journal_path)?;
+            Ok(fresh)
+        })();
+
+        let mut log = self.log();
+        log.flushing = false;
+        let result = match replaced {
+            Ok(fresh) => {
+                log.file = Arc::new(fresh);
+                log.written_bytes -= cut.bytes;
+                log.appended_bytes -= cut.bytes;
+                log.compact_at = log.compact_after.max(items);
+                Ok(())
+            }
+            // The old journal is still whole and still in use: nothing lost,
+            // the next compaction tries again.
+            Err(err) if !renamed => Err(err),
+            // The name is the new file's, but perhaps not durably so: a
+            // crash could bring the old journal back, without whatever we
+            // write now. Refuse every write rather than risk it.
+            Err(err) => {
+                log::error!(
+                    "cannot sync the directory of {}: {err}; refusing every write from now on",
+                    self.journal_path.display()
+                );
+                log.failed = Some(err.to_string());
+                Err(err)
+            }
+        };
+        self.changed.notify_all();
+        result
+    }
+
+    /// Blocks until a compaction is due; `false` once `close` was called.
+    pub fn wait_for_compaction(&self) -> bool {
+        let mut log = self.log();
+        while !log.closing && log.since_cut < log.compact_at {
+            log = self.wait(log);
+        }
+        !log.closing
+    }
+
+    /// Ends the compaction thread's wait.
+    pub fn close(&self) {
+        self.log().closing = true;
+        self.changed.notify_all();
+    }
+}
+
+fn unavailable(why: &str) -> ApiError {
+    ApiError::StorageUnavailable {
+        detail: format!("the data file cannot be written ({why}); no change is accepted"),
+    }
+}
+
+/// "todos" for `/api/todos`.
+fn collection_name<T: Resource>() -> &'static str {
+    T::PATH.rsplit('/').next().unwrap_or(T::PATH)
+}
+
+fn journal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".journal");
+    PathBuf::from(name)
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+/// Fsyncs the directory holding `path`, which makes a file created or
+/// renamed there durable (the file's own fsync does not cover its name).
+fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// Writes `path` whole or not at all: to `path.tmp`, fsync, rename over
+/// `path`, fsync the directory.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = tmp_path(path);
+    let mut out = BufWriter::new(File::create(&tmp)?);
+    write(&mut out)?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    sync_dir(path)
+}
+
+/// The snapshot format: one item per line, so that it reads (and diffs)
+/// well.
+fn write_snapshot<W: Serialize, T: Serialize>(
+    out: &mut impl Write,
+    snapshot: &Snapshot<W, T>,
+) -> io::Result<()> {
+    let (last_widget, widgets) = &snapshot.widgets;
+    let (last_todo, todos) = &snapshot.todos;
+    writeln!(
+        out,
+        "{{\"seq\": {}, \"lastId\": {{\"widgets\": {last_widget}, \"todos\": {last_todo}}},",
+        snapshot.seq
+    )?;
+    write_items(out, "widgets", widgets)?;
+    out.write_all(b",\n")?;
+    write_items(out, "todos", todos)?;
+    out.write_all(b"}\n")
+}
+
+fn write_items<I: Serialize>(out: &mut impl Write, name: &str, items: &[I]) -> io::Result<()> {
+    write!(out, "\"{name}\": [")?;
+    for (n, item) in items.iter().enumerate() {
+        out.write_all(if n == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut *out, item)?;
+    }
+    out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
+}
+
+/// Reads a snapshot or a hand-written fixture.
+fn parse_snapshot(text: &[u8]) -> Result<State, String> {
+    let document: Value =
+        serde_json::from_slice(text).map_err(|err| format!("not valid JSON: {err}"))?;
+    let Value::Object(mut members) = document else {
+        return Err(
+            "expected an object like {\"widgets\": [...], \"todos\": [...]}".into(),
+        );
+    };
+    let mut state = State::default();
+    if let Some(seq) = members.remove("seq") {
+        state.seq = seq
+            .as_u64()
+            .ok_or("\"seq\" must be a whole number")?;
+    }
+    let mut last_ids = match members.remove("lastId") {
+        None => Map::new(),
+        Some(Value::Object(ids)) => ids,
+        Some(_) => return Err("\"lastId\" must be an object".into()),
+    };
+    load_items(&mut members, &mut last_ids, &mut state.widgets)?;
+    load_items(&mut members, &mut last_ids, &mut state.todos)?;
+    if let Some(name) = members.keys().chain(last_ids.keys()).next() {
+        return Err(format!(
+            "unknown member \"{name}\"; expected widgets, todos (and seq, lastId)"
+        ));
+    }
+    Ok(state)
+}
+
+fn load_items<T: Resource>(
+    members: &mut Map<String, Value>,
+    last_ids: &mut Map<String, Value>,
+    into: &mut Loaded<T>,
+) -> Result<(), String> {
+    let name = collection_name::<T>();
+    let items = match members.remove(name) {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(format!("\"{name}\" must be an array")),
+    };
+    for (n, value) in items.into_iter().enumerate() {
+        let item: T =
+            resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
+        let id = resource::id_of(&item);
+        if into.items.insert(id, item).is_some() {
+            return Err(format!("{name}[{n}]: id {id} appears twice"));
+        }
+        into.last_id = into.last_id.max(id);
+    }
+    if let Some(last) = last_ids.remove(name) {
+        let last = last
+            .as_u64()
+            .ok_or_else(|| format!("lastId.{name} must be a whole number"))?;
+        into.last_id = into.last_id.max(last);
+    }
+    Ok(())
+}
+
+/// Applies every journal record after the snapshot's `seq`; returns the
+/// journal's length once a torn last line, if any, is cut off.
+fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
+    let shown = path.display();
+    let bytes = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) => return Err(format!("cannot read {shown}: {err}")),
+    };
+    let mut good = 0; // bytes of whole, applied lines
+    let mut line_no = 0;
+    let mut rest = &bytes[..];
+    while !rest.is_empty() {
+        line_no += 1;
+        // A record is acknowledged only once its newline is on disk, so a
+        // last line without one was never acknowledged: drop it unread.
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            log::warn!(
+                "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            );
+            break;
+        };
+        let line = &rest[..end];
+        match apply_record(line, state) {
+            Ok(()) => good += end + 1,
+            Err(err) if end + 1 == rest.len() => {
+                log::warn!("{shown}: dropping line {line_no}, the last, as torn: {err}");
+                break;
+            }
+            Err(err) => return Err(format!("{shown}: line {line_no}: {err}")),
+        }
+        rest = &rest[end + 1..];
+    }
+    if good < bytes.len() {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|err| format!("cannot open {shown}: {err}"))?;
+        file.set_len(good as u64)
+            .and_then(|()| file.sync_all())
+            .map_err(|err| format!("cannot cut the torn line from {shown}: {err}"))?;
+    }
+    Ok(good as u64)
+}
+
+fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
+    let record: Value = serde_json::from_slice(line).map_err(|err| format!("not JSON: {err}"))?;
+    let seq = record
+        .get("seq")
+        .and_then(Value::as_u64)
+        .ok_or("no \"seq\"")?;
+    if seq <= state.seq {
+        // Already in the snapshot (a compaction was cut short).
+        return Ok(());
+    }
+    match record.get("collection").and_then(Value::as_str) {
+        Some("widgets") => apply_to(&record, &mut state.widgets)?,
+        Some("todos") => apply_to(&record, &mut state.todos)?,
+        _ => return Err("\"collection\" must be \"widgets\" or \"todos\"".into()),
+    }
+    state.seq = seq;
+    Ok(())
+}
+
+fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), String> {
+    match record.get("op").and_then(Value::as_str) {
+        Some("put") => {
+            let value = record.get("item").cloned().ok_or("a put without \"item\"")?;
+            let item: T = resource::from_stored(value)?;
+            let id = resource::id_of(&item);
+            into.last_id = into.last_id.max(id);
+            into.items.insert(id, item);
+        }
+        Some("delete") => {
+            let id = record
+                .get("id")
+                .and_then(Value::as_u64)
+                .ok_or("a delete without \"id\"")?;
+            into.items.remove(&id);
+        }
+        _ => return Err("\"op\" must be \"put\" or \"delete\"".into()),
+    }
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! `--data`: loading, the journal, compaction, and what survives a crash.
+//! (`scripts/crash.py` kills the real binary mid-write, many times over.)
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use widgets_todos::store::Store;
+use widgets_todos::todos::Todo;
+
+use crate::cli::{get, run, spawn, stop_with};
+use crate::support::{TempDir, TestServer};
+
+fn body(response: &str) -> Value {
+    let (_, body) = response.split_once("\r\n\r\n").expect("a response");
+    serde_json::from_str(body).expect("a JSON body")
+}
+
+fn journal_lines(path: &std::path::Path) -> usize {
+    let mut journal = path.as_os_str().to_owned();
+    journal.push(".journal");
+    fs::read_to_string(journal).map_or(0, |text| text.lines().count())
+}
+
+#[test]
+fn writes_survive_kill_9_and_ids_are_never_reused() {
+    let dir = TempDir::new("kill9");
+    let data = dir.join("data.json");
+    let data_arg = data.to_str().expect("a UTF-8 path");
+    let (mut child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
+    let server = crate::support::Remote(addr.parse().expect("an address"));
+    for title in ["a", "b", "c"] {
+        server.create("/api/todos", &format!(r#"{{"userId": 1, "title": "{title}"}}"#));
+    }
+    let patched = server.json("PATCH", "/api/todos/2", r#"{"completed": true}"#);
+    assert_eq!(patched.status, 200);
+    assert_eq!(server.delete("/api/todos/3").status, 204);
+    server.create("/api/widgets", r#"{"price": "$1", "quality": "ok"}"#);
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+
+    let (child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
+    assert_eq!(
+        body(&get(&addr, "/api/todos")),
+        json!([
+            {"id": 1, "userId": 1, "title": "a", "completed": false},
+            {"id": 2, "userId": 1, "title": "b", "completed": true}
+        ])
+    );
+    assert_eq!(
+        body(&get(&addr, "/api/widgets")),
+        json!([{"id": 1, "price": "$1", "quality": "ok"}])
+    );
+    let server = crate::support::Remote(addr.parse().expect("an address"));
+    let created = server.create("/api/todos", r#"{"userId": 1, "title": "d"}"#);
+    assert_eq!(created["id"], 4, "id 3 was deleted, never to be reused");
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+    assert_eq!(journal_lines(&data), 0, "a clean stop compacts the journal");
+
+    // After compaction the snapshot alone carries the state and the ids.
+    let snapshot: Value =
+        serde_json::from_slice(&fs::read(&data).expect("the snapshot")).expect("JSON");
+    assert_eq!(snapshot["lastId"], json!({"widgets": 1, "todos": 4}));
+    assert_eq!(snapshot["todos"].as_array().map(Vec::len), Some(3));
+    let (child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
+    let server = crate::support::Remote(addr.parse().expect("an address"));
+    assert_eq!(
+        server.create("/api/todos", r#"{"userId": 1, "title": "e"}"#)["id"],
+        5
+    );
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+}
+
+#[test]
+fn a_hand_written_fixture_seeds_the_store() {
+    let dir = TempDir::new("fixture");
+    let data = dir.join("fixture.json");
+    fs::write(
+        &data,
+        r#"{"todos": [{"id": 7, "userId": 2, "title": "seeded"},
+                      {"id": 3, "userId": 1, "title": "older", "completed": true}],
+            "widgets": []}"#,
+    )
+    .expect("write the fixture");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load the fixture"));
+    assert_eq!(
+        server.get("/api/todos").json(),
+        json!([
+            {"id": 3, "userId": 1, "title": "older", "completed": true},
+            {"id": 7, "userId": 2, "title": "seeded", "completed": false}
+        ])
+    );
+    // New ids follow the highest id in the fixture.
+    assert_eq!(
+        server.create("/api/todos", r#"{"userId": 1, "title": "new"}"#)["id"],
+        8
+    );
+    assert_eq!(
+        server.create("/api/widgets", r#"{"price": "1", "quality": "q"}"#)["id"],
+        1
+    );
+}
+
+#[test]
+fn an_invalid_fixture_stops_start_up_and_is_left_alone() {
+    let dir = TempDir::new("bad-fixture");
+    let cases = [
+        (
+            r#"{"todos": [{"id": 1, "userId": 1, "title": "ok"}, {"id": 2, "userId": 1, "title": 5}]}"#,
+            ["todos[1]", "title"],
+        ),
+        (
+            r#"{"widgets": [{"id": 0, "price": "1", "quality": "q"}]}"#,
+            ["widgets[0]", "id"],
+        ),
+        (
+            r#"{"todos": [{"id": 1, "userId": 1, "title": "a"}, {"id": 1, "userId": 1, "title": "b"}]}"#,
+            ["todos[1]", "id 1 appears twice"],
+        ),
+        (r#"{"todo": []}"#, ["unknown member", "todo"]),
+        (r#"{"todos": [}"#, ["not valid JSON", "line 1"]),
+    ];
+    for (n, (fixture, expected)) in cases.iter().enumerate() {
+        let data = dir.join(&format!("bad-{n}.json"));
+        fs::write(&data, fixture).expect("write the fixture");
+        let out = run(
+            &["--port", "0", "--data", data.to_str().expect("UTF-8")],
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{fixture}: {stderr}");
+        for part in expected {
+            assert!(stderr.contains(part), "{fixture}: {stderr} lacks {part}");
+        }
+        assert_eq!(
+            fs::read_to_string(&data).expect("read back"),
+            *fixture,
+            "the file is untouched"
+        );
+    }
+}
+
+/// A journal whose last line was cut short by a crash (never acknowledged).
+#[test]
+fn a_torn_last_journal_line_is_dropped() {
+    let dir = TempDir::new("torn");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let good = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":2,"userId":1,"title":"b","completed":false}}"#,
+        "\n",
+    );
+    for torn in [
+        r#"{"seq":3,"op":"put","collection":"todos","item":{"id":3,"us"#,
+        r#"{"seq":3,"op":"delete","collection":"todos","id":1}"#,
+        "\0\0\0\0\0\0",
+    ] {
+        fs::write(&journal, format!("{good}{torn}")).expect("write the journal");
+        let store = Store::open(100, &data).expect("a torn last line is no error");
+        assert_eq!(
+            store.list::<Todo>().iter().map(|t| t.id).collect::<Vec<_>>(),
+            [1, 2],
+            "{torn:?}"
+        );
+        assert_eq!(
+            fs::read_to_string(&journal).expect("read"),
+            good,
+            "the torn line is cut from the file"
+        );
+        store.close();
+        let _ = fs::remove_file(&data);
+    }
+}
+
+#[test]
+fn a_corrupt_record_before_the_last_stops_start_up() {
+    let dir = TempDir::new("corrupt");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let text = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":2,"userId":1,"title":"#,
+        "\n",
+        r#"{"seq":3,"op":"delete","collection":"todos","id":1}"#,
+        "\n",
+    );
+    fs::write(&journal, text).expect("write the journal");
+    let err = Store::open(100, &data).err().expect("a corrupt middle record fails");
+    assert!(err.contains("line 2"), "{err}");
+    assert_eq!(fs::read_to_string(&journal).expect("read"), text);
+
+    // An invalid item is as bad as broken JSON.
+    let text = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":0,"title":"a"}}"#,
+        "\n",
+        r#"{"seq":2,"op":"delete","collection":"todos","id":1}"#,
+        "\n",
+    );
+    fs::write(&journal, text).expect("write the journal");
+    let err = Store::open(100, &data).err().expect("an invalid item fails");
+    assert!(err.contains("line 1") && err.contains("userId"), "{err}");
+}
+
+#[test]
+fn compaction_keeps_every_change() {
+    let dir = TempDir::new("compact");
+    let data = dir.join("data.json");
+    let server = TestServer::with_store(
+        Store::open_compacting_after(100, &data, 5).expect("open"),
+    );
+    for n in 1..=12 {
+        server.create("/api/todos", &format!(r#"{{"userId": 1, "title": "t{n}"}}"#));
+    }
+    assert_eq!(server.delete("/api/todos/12").status, 204);
+    let patched = server.json("PUT", "/api/todos/1", r#"{"title": "first"}"#);
+    assert_eq!(patched.status, 200);
+    // The compaction thread runs after every 12 records or so (the item
+    // count); wait until it has cut the journal.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while journal_lines(&data) >= 14 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(journal_lines(&data) < 14, "the journal was never compacted");
+    let expected = server.get("/api/todos").json();
+    drop(server);
+
+    // Reopen from the files as they are, without a final compaction.
+    let reopened = TestServer::with_store(Store::open(100, &data).expect("reopen"));
+    assert_eq!(reopened.get("/api/todos").json(), expected);
+    assert_eq!(expected.as_array().map(Vec::len), Some(11));
+    assert_eq!(expected[0]["title"], "first");
+    assert_eq!(
+        reopened.create("/api/todos", r#"{"userId": 1, "title": "n"}"#)["id"],
+        13
+    );
+}
