@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the abuse
-#   suite, and the benchmark in its quick mode.
+#   suite, the kill -9 crash test of --data, and the benchmark in its quick
+#   mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +36,10 @@ smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
 abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
+
+echo "== crash test: kill -9 during writes with --data, 20 rounds"
+python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
+grep -q ', 0 lost,' "$tmp/crash"
 
 echo "== benchmark (quick: proves it runs, not the figures)"
 scripts/bench.sh --quick

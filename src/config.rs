@@ -96,7 +96,8 @@ Usage: widgets-todos [OPTIONS]
 Options (each also read from the environment variable shown; a flag wins):
   --host ADDR             address to bind [HOST] (default 127.0.0.1; 0.0.0.0 in a container)
   --port N                port, 0 picks a free one [PORT] (default 8080)
-  --threads N             worker threads handling requests [THREADS] (default: number of CPUs)
+  --threads N             worker threads handling requests [THREADS] (default: number of CPUs;
+                          with --data at least 16, so that concurrent writes share fsyncs)
   --max-body-bytes N      larger request bodies get 413 [MAX_BODY_BYTES] (default 65536)
   --max-items N           items per collection; a create beyond it gets 507 [MAX_ITEMS] (default 100000)
   --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
@@ -240,6 +241,11 @@ pub fn parse(
         }
     }
 
+    let explicit_threads = env("THREADS").is_some_and(|v| !v.is_empty())
+        || args
+            .iter()
+            .any(|a| a == "--threads" || a.starts_with("--threads="));
+
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         // Both `--port 8080` and `--port=8080`.
@@ -261,8 +267,16 @@ pub fn parse(
             expected,
         })?;
     }
+    if config.data.is_some() && !explicit_threads {
+        // A durable write waits for the disk in its worker; the more writers
+        // wait together, the more of them share one fsync.
+        config.threads = config.threads.max(DURABLE_THREADS);
+    }
     Ok(Command::Serve(config))
 }
+
+/// The default `--threads` with `--data`, when more than the CPUs.
+pub const DURABLE_THREADS: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -312,6 +326,19 @@ mod tests {
             config(&["--log-level", "warn"], &[("LOG_LEVEL", "debug")]).log_level,
             log::LevelFilter::Warn
         );
+    }
+
+    #[test]
+    fn data_file_and_its_worker_default() {
+        let c = config(&["--data", "state.json"], &[]);
+        assert_eq!(c.data, Some(PathBuf::from("state.json")));
+        assert!(c.threads >= DURABLE_THREADS);
+        let c = config(&[], &[("DATA_FILE", "env.json")]);
+        assert_eq!(c.data, Some(PathBuf::from("env.json")));
+        // An explicit worker count wins, from a flag or the environment.
+        assert_eq!(config(&["--data", "s", "--threads", "2"], &[]).threads, 2);
+        assert_eq!(config(&["--data=s"], &[("THREADS", "3")]).threads, 3);
+        assert_eq!(config(&[], &[("DATA_FILE", "")]).data, None);
     }
 
     #[test]

@@ -150,11 +150,14 @@ impl Storage {
         if !path.exists() {
             // An empty snapshot, so that the files are whole from the start.
             write_atomically(path, |out| {
-                write_snapshot(out, &Snapshot::<Widget, Todo> {
-                    seq: 0,
-                    widgets: (0, Vec::new()),
-                    todos: (0, Vec::new()),
-                })
+                write_snapshot(
+                    out,
+                    &Snapshot::<Widget, Todo> {
+                        seq: 0,
+                        widgets: (0, Vec::new()),
+                        todos: (0, Vec::new()),
+                    },
+                )
             })
             .map_err(|err| format!("cannot create {shown}: {err}"))?;
         }
@@ -515,15 +518,11 @@ fn parse_snapshot(text: &[u8]) -> Result<State, String> {
     let document: Value =
         serde_json::from_slice(text).map_err(|err| format!("not valid JSON: {err}"))?;
     let Value::Object(mut members) = document else {
-        return Err(
-            "expected an object like {\"widgets\": [...], \"todos\": [...]}".into(),
-        );
+        return Err("expected an object like {\"widgets\": [...], \"todos\": [...]}".into());
     };
     let mut state = State::default();
     if let Some(seq) = members.remove("seq") {
-        state.seq = seq
-            .as_u64()
-            .ok_or("\"seq\" must be a whole number")?;
+        state.seq = seq.as_u64().ok_or("\"seq\" must be a whole number")?;
     }
     let mut last_ids = match members.remove("lastId") {
         None => Map::new(),
@@ -552,8 +551,7 @@ fn load_items<T: Resource>(
         Some(_) => return Err(format!("\"{name}\" must be an array")),
     };
     for (n, value) in items.into_iter().enumerate() {
-        let item: T =
-            resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
+        let item: T = resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
         let id = resource::id_of(&item);
         if into.items.insert(id, item).is_some() {
             return Err(format!("{name}[{n}]: id {id} appears twice"));
@@ -636,7 +634,10 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
 fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), String> {
     match record.get("op").and_then(Value::as_str) {
         Some("put") => {
-            let value = record.get("item").cloned().ok_or("a put without \"item\"")?;
+            let value = record
+                .get("item")
+                .cloned()
+                .ok_or("a put without \"item\"")?;
             let item: T = resource::from_stored(value)?;
             let id = resource::id_of(&item);
             into.last_id = into.last_id.max(id);

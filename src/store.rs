@@ -295,7 +295,11 @@ impl Shared {
                 widgets: (widgets.last_id, widgets.items.values().cloned().collect()),
                 todos: (todos.last_id, todos.items.values().cloned().collect()),
             };
-            (snapshot, cut, (widgets.items.len() + todos.items.len()) as u64)
+            (
+                snapshot,
+                cut,
+                (widgets.items.len() + todos.items.len()) as u64,
+            )
         };
         storage.compact(&snapshot, cut, items)
     }

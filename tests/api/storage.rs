@@ -30,7 +30,10 @@ fn writes_survive_kill_9_and_ids_are_never_reused() {
     let (mut child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
     let server = crate::support::Remote(addr.parse().expect("an address"));
     for title in ["a", "b", "c"] {
-        server.create("/api/todos", &format!(r#"{{"userId": 1, "title": "{title}"}}"#));
+        server.create(
+            "/api/todos",
+            &format!(r#"{{"userId": 1, "title": "{title}"}}"#),
+        );
     }
     let patched = server.json("PATCH", "/api/todos/2", r#"{"completed": true}"#);
     assert_eq!(patched.status, 200);
@@ -162,7 +165,11 @@ fn a_torn_last_journal_line_is_dropped() {
         fs::write(&journal, format!("{good}{torn}")).expect("write the journal");
         let store = Store::open(100, &data).expect("a torn last line is no error");
         assert_eq!(
-            store.list::<Todo>().iter().map(|t| t.id).collect::<Vec<_>>(),
+            store
+                .list::<Todo>()
+                .iter()
+                .map(|t| t.id)
+                .collect::<Vec<_>>(),
             [1, 2],
             "{torn:?}"
         );
@@ -190,7 +197,9 @@ fn a_corrupt_record_before_the_last_stops_start_up() {
         "\n",
     );
     fs::write(&journal, text).expect("write the journal");
-    let err = Store::open(100, &data).err().expect("a corrupt middle record fails");
+    let err = Store::open(100, &data)
+        .err()
+        .expect("a corrupt middle record fails");
     assert!(err.contains("line 2"), "{err}");
     assert_eq!(fs::read_to_string(&journal).expect("read"), text);
 
@@ -202,7 +211,9 @@ fn a_corrupt_record_before_the_last_stops_start_up() {
         "\n",
     );
     fs::write(&journal, text).expect("write the journal");
-    let err = Store::open(100, &data).err().expect("an invalid item fails");
+    let err = Store::open(100, &data)
+        .err()
+        .expect("an invalid item fails");
     assert!(err.contains("line 1") && err.contains("userId"), "{err}");
 }
 
@@ -210,11 +221,12 @@ fn a_corrupt_record_before_the_last_stops_start_up() {
 fn compaction_keeps_every_change() {
     let dir = TempDir::new("compact");
     let data = dir.join("data.json");
-    let server = TestServer::with_store(
-        Store::open_compacting_after(100, &data, 5).expect("open"),
-    );
+    let server = TestServer::with_store(Store::open_compacting_after(100, &data, 5).expect("open"));
     for n in 1..=12 {
-        server.create("/api/todos", &format!(r#"{{"userId": 1, "title": "t{n}"}}"#));
+        server.create(
+            "/api/todos",
+            &format!(r#"{{"userId": 1, "title": "t{n}"}}"#),
+        );
     }
     assert_eq!(server.delete("/api/todos/12").status, 204);
     let patched = server.json("PUT", "/api/todos/1", r#"{"title": "first"}"#);
