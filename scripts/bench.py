@@ -120,9 +120,10 @@ def fail(message):
 class Running:
     """A server process on 127.0.0.1, port 0, pinned to core 0."""
 
-    def __init__(self, binary, extra=(), log=None):
+    def __init__(self, binary, extra=(), log=None, threads=THREADS):
+        workers = ["--threads", str(threads)] if threads else []
         args = [*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", "0",
-                "--threads", str(THREADS), "--max-items", "100000000", *extra]
+                *workers, "--max-items", "100000000", *extra]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
                                      stderr=log or subprocess.DEVNULL)
         line = self.proc.stdout.readline().decode()
@@ -179,14 +180,33 @@ def wrk(url, script_path, connections, duration):
     return float(rate.group(1))
 
 
-def startup_time(binary):
+def fixture(path, count):
+    """A --data file holding `count` todos, as the seeded store holds them."""
+    with open(path, "w") as f:
+        f.write('{"todos": [\n')
+        f.write(",\n".join(json.dumps({"id": n, **todo_body(n)}) for n in range(1, count + 1)))
+        f.write("\n]}\n")
+
+
+def fresh_data(workdir, source):
+    """A copy of the fixture `source` with no journal, for one run."""
+    path = os.path.join(workdir, "data.json")
+    for leftover in (path, path + ".journal"):
+        if os.path.exists(leftover):
+            os.remove(leftover)
+    with open(source, "rb") as src, open(path, "wb") as dst:
+        dst.write(src.read())
+    return path
+
+
+def startup_time(binary, extra=()):
     """Seconds from exec to the first 200 on GET /api/todos."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     started = time.perf_counter()
     proc = subprocess.Popen([*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", str(port),
-                             "--threads", str(THREADS), "--log-level", "warn"],
+                             "--threads", str(THREADS), "--log-level", "warn", *extra],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while time.perf_counter() - started < 10:
@@ -259,6 +279,26 @@ def main():
         print(f"  round {round_no}: access log: info {log_rates['info'][-1]:,.0f}, "
               f"warn {log_rates['warn'][-1]:,.0f}", flush=True)
 
+    # Durable writes (--data, default workers): POST at 16 connections with
+    # 200 and with 100,000 todos stored, and start-up with 100,000.
+    fixtures = {}
+    for count in (STORED, 100_000):
+        fixtures[count] = os.path.join(workdir, f"fixture-{count}.json")
+        fixture(fixtures[count], count)
+    durable = {count: [] for count in fixtures}
+    for _ in range(rounds):
+        for count, source in fixtures.items():
+            data = fresh_data(workdir, source)
+            server = Running(SERVER, ["--log-level", "warn", "--data", data], threads=None)
+            durable[count].append(wrk(server.url, scripts["POST"], 16, duration))
+            server.stop()
+    durable_starts = []
+    for _ in range(startups):
+        data = fresh_data(workdir, fixtures[100_000])
+        durable_starts.append(startup_time(SERVER, ["--data", data]))
+    print(f"  durable POST: {', '.join(f'{c}: {fmt_rate(r)}' for c, r in durable.items())}",
+          flush=True)
+
     memory = {}
     for who, binary in (("baseline", BASELINE), ("server", SERVER)):
         server = Running(binary, ["--log-level", "warn"])
@@ -293,6 +333,13 @@ def main():
     print(f"| binary size (stripped) | {b[2]:,} B | {s[2]:,} B |")
     print(f"| start-up, exec to first 200 (median of {startups}) "
           f"| {b[3] * 1000:.1f} ms | {s[3] * 1000:.1f} ms |")
+    print()
+    print("| `--data` (durable, default workers) | widgets-todos |")
+    print("|---|---|")
+    for count, rates_ in durable.items():
+        print(f"| POST, 16 conns, {count:,} todos stored | {fmt_rate(rates_)} req/s |")
+    print(f"| start-up with 100,000 todos, exec to first 200 (median of {startups}) "
+          f"| {statistics.median(durable_starts) * 1000:.0f} ms |")
 
 
 if __name__ == "__main__":
