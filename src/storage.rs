@@ -147,8 +147,16 @@ impl Storage {
         let snapshot_path = path.to_path_buf();
         let journal_path = journal_path(path);
         let shown = path.display();
+        let mut state = match fs::read(path) {
+            Ok(text) => parse_snapshot(&text).map_err(|err| format!("{shown}: {err}"))?,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => State::default(),
+            Err(err) => return Err(format!("cannot read {shown}: {err}")),
+        };
+        let journal_bytes = replay_journal(&journal_path, &mut state)?;
         if !path.exists() {
-            // An empty snapshot, so that the files are whole from the start.
+            // An empty snapshot (the journal, if any, still holds the rest),
+            // so that the files are whole from the start. Only once the
+            // journal has loaded: a failed start changes no file.
             write_atomically(path, |out| {
                 write_snapshot(
                     out,
@@ -161,9 +169,6 @@ impl Storage {
             })
             .map_err(|err| format!("cannot create {shown}: {err}"))?;
         }
-        let text = fs::read(path).map_err(|err| format!("cannot read {shown}: {err}"))?;
-        let mut state = parse_snapshot(&text).map_err(|err| format!("{shown}: {err}"))?;
-        let journal_bytes = replay_journal(&journal_path, &mut state)?;
 
         for leftover in [tmp_path(path), tmp_path(&journal_path)] {
             // A compaction interrupted before its rename; never read.
@@ -619,8 +624,16 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
         .and_then(Value::as_u64)
         .ok_or("no \"seq\"")?;
     if seq <= state.seq {
-        // Already in the snapshot (a compaction was cut short).
+        // Already in the snapshot (a compaction was cut short, or a back-up
+        // copied the journal before a newer snapshot).
         return Ok(());
+    }
+    if seq != state.seq + 1 {
+        return Err(format!(
+            "records {} to {} are missing: this journal does not follow on from the snapshot",
+            state.seq + 1,
+            seq - 1
+        ));
     }
     match record.get("collection").and_then(Value::as_str) {
         Some("widgets") => apply_to(&record, &mut state.widgets)?,

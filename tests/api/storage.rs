@@ -203,6 +203,20 @@ fn a_corrupt_record_before_the_last_stops_start_up() {
     assert!(err.contains("line 2"), "{err}");
     assert_eq!(fs::read_to_string(&journal).expect("read"), text);
 
+    // A journal that does not follow on from the snapshot (a back-up of a
+    // snapshot older than its journal) would silently lose the gap.
+    fs::write(&data, r#"{"seq": 4, "todos": []}"#).expect("write the snapshot");
+    let text = concat!(
+        r#"{"seq":7,"op":"delete","collection":"todos","id":1}"#,
+        "\n",
+        r#"{"seq":8,"op":"delete","collection":"todos","id":2}"#,
+        "\n",
+    );
+    fs::write(&journal, text).expect("write the journal");
+    let err = Store::open(100, &data).err().expect("a gap fails");
+    assert!(err.contains("5 to 6 are missing"), "{err}");
+    fs::remove_file(&data).expect("remove the snapshot");
+
     // An invalid item is as bad as broken JSON.
     let text = concat!(
         r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":0,"title":"a"}}"#,
