@@ -5,7 +5,7 @@
 
 Called by scripts/bench.sh, which builds both binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs)
-and then the real server, each fresh, the real one seeded with the same 200
+and the real server in turn (which goes first alternates by round), each fresh, the real one seeded with the same 200
 todos the baseline answers with, and measures each with wrk. Rounds
 interleave the two servers so that drift on a shared machine hits both
 alike. The server is pinned to core 0 and wrk to core 1 when there are two
@@ -256,9 +256,15 @@ def main():
           f"{CORES} cores, server {'on core 0, wrk on core 1' if PIN_SERVER else 'unpinned'}",
           flush=True)
     for round_no in range(1, rounds + 1):
+        # Which of the two goes first alternates by round, so that whatever
+        # the first run leaves behind (sockets in TIME_WAIT, a warm cache)
+        # favours neither.
+        order = (("baseline", BASELINE), ("server", SERVER))
+        if round_no % 2 == 0:
+            order = order[::-1]
         for run in runs:
             name, conns = run
-            for who, binary in (("baseline", BASELINE), ("server", SERVER)):
+            for who, binary in order:
                 server = Running(binary, ["--log-level", "warn"])
                 if who == "server":
                     server.seed()

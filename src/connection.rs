@@ -409,10 +409,10 @@ impl std::fmt::Display for Remote {
 /// The `Date` header's value. Formatting a date costs more than the rest of
 /// a small response's head, and it changes once a second, so each thread
 /// keeps the last one it made.
-fn http_date() -> String {
+fn http_date() -> Arc<str> {
     use std::cell::RefCell;
     thread_local! {
-        static LAST: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+        static LAST: RefCell<(u64, Arc<str>)> = RefCell::new((u64::MAX, Arc::from("")));
     }
     let now = SystemTime::now();
     let second = now
@@ -421,9 +421,9 @@ fn http_date() -> String {
     LAST.with_borrow_mut(|(last, date)| {
         if *last != second {
             *last = second;
-            *date = httpdate::fmt_http_date(now);
+            *date = Arc::from(httpdate::fmt_http_date(now));
         }
-        date.clone()
+        Arc::clone(date)
     })
 }
 

@@ -51,12 +51,12 @@ impl App {
     fn route(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
         let path = req.path();
         let segments = segments(path).ok_or_else(|| ApiError::no_route(path))?;
-        match segments.as_slice() {
-            ["api"] => self.index(req),
-            ["api", "widgets"] => self.collection::<Widget>(req),
-            ["api", "widgets", id] => self.item::<Widget>(req, id),
-            ["api", "todos"] => self.collection::<Todo>(req),
-            ["api", "todos", id] => self.item::<Todo>(req, id),
+        match segments {
+            [Some("api"), None, ..] => self.index(req),
+            [Some("api"), Some("widgets"), None, _] => self.collection::<Widget>(req),
+            [Some("api"), Some("widgets"), Some(id), None] => self.item::<Widget>(req, id),
+            [Some("api"), Some("todos"), None, _] => self.collection::<Todo>(req),
+            [Some("api"), Some("todos"), Some(id), None] => self.item::<Todo>(req, id),
             _ => Err(ApiError::no_route(path)),
         }
     }
@@ -138,18 +138,22 @@ fn options(allow: &'static str) -> Reply {
     Reply::empty(204).with_header("Allow", allow)
 }
 
-/// The path's segments, with one trailing slash dropped (`/api/todos/` is
+/// The path's first four segments (no route has more; a fourth means
+/// "too long"), with one trailing slash dropped (`/api/todos/` is
 /// `/api/todos`). An absolute-form target (`http://host/api`, RFC 9112
 /// section 3.2.2) is reduced to its path. `None` for a target that is no
 /// path at all, such as `*`.
-fn segments(path: &str) -> Option<Vec<&str>> {
-    let path = match path.split_once("://") {
-        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map(|slash| &rest[slash..])?,
-        _ => path,
+fn segments(path: &str) -> Option<[Option<&str>; 4]> {
+    let path = match path.strip_prefix('/') {
+        Some(path) => path,
+        None => {
+            let (_, rest) = path.split_once("://")?;
+            &rest[rest.find('/')? + 1..]
+        }
     };
-    let path = path.strip_prefix('/')?;
     let path = path.strip_suffix('/').unwrap_or(path);
-    Some(path.split('/').collect())
+    let mut parts = path.split('/');
+    Some([parts.next(), parts.next(), parts.next(), parts.next()])
 }
 
 #[cfg(test)]
@@ -173,9 +177,23 @@ mod tests {
 
     #[test]
     fn segments_of_paths() {
-        assert_eq!(segments("/api/todos/"), Some(vec!["api", "todos"]));
-        assert_eq!(segments("/api/todos//"), Some(vec!["api", "todos", ""]));
-        assert_eq!(segments("http://localhost:8080/api"), Some(vec!["api"]));
+        assert_eq!(
+            segments("/api/todos/"),
+            Some([Some("api"), Some("todos"), None, None])
+        );
+        assert_eq!(
+            segments("/api/todos//"),
+            Some([Some("api"), Some("todos"), Some(""), None])
+        );
+        assert_eq!(
+            segments("/api/todos/1/x/y"),
+            Some([Some("api"), Some("todos"), Some("1"), Some("x")])
+        );
+        assert_eq!(
+            segments("http://localhost:8080/api"),
+            Some([Some("api"), None, None, None])
+        );
+        assert_eq!(segments("http://localhost:8080"), None);
         assert_eq!(segments("*"), None);
     }
 
