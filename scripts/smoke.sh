@@ -103,6 +103,22 @@ expect_body '"completed":false'
 DATA='{"title": "Buy oat milk"}' json "update todo (PATCH, JSON)" 200 PATCH "/api/todos/$t1"
 DATA='userId=3' form "update todo (PATCH, form)" 200 PATCH "/api/todos/$t2"
 
+# List queries: a filter, a page with its Link header (only on the todos
+# made here, so a server holding other data passes too).
+call "filter todos" 200 GET "/api/todos?id=$t1&id=$t2&_sort=id&_order=desc"
+expect_header 'x-total-count: 2'
+expect_body "[{\"id\":$t2,"
+call "page of todos" 200 GET "/api/todos?id=$t1&id=$t2&_page=1&_limit=1"
+expect_header 'rel="next"'
+expect_body "[{\"id\":$t1,"
+# Conditional requests: the ETag gets a 304, a stale If-Match a 412.
+call "todo with ETag" 200 GET "/api/todos/$t1"
+etag=$(tr -d '\r' <"$head" | sed -n 's/^[Ee][Tt][Aa][Gg]: //p')
+[ -n "$etag" ] || fail "no ETag"
+call "not modified" 304 GET "/api/todos/$t1" -H "If-None-Match: $etag"
+DATA='{"title": "lost update"}' json "stale If-Match" 412 PUT "/api/todos/$t1" -H 'If-Match: "stale"'
+DATA='{"completed": true}' json "current If-Match" 200 PATCH "/api/todos/$t1" -H "If-Match: $etag"
+
 # Errors: each is problem+json.
 call "unknown path" 404 GET /api/nothing
 expect_header 'content-type: application/problem+json'
@@ -110,6 +126,7 @@ call "malformed id" 404 GET /api/todos/abc
 call "method not allowed" 405 DELETE /api/todos
 expect_header 'allow: GET, HEAD, POST, OPTIONS'
 call "query string" 400 GET "/api/todos/$t1?verbose=1"
+call "unknown list parameter" 400 GET "/api/todos?titel=milk"
 call "not acceptable" 406 GET /api/todos -H 'Accept: text/html'
 DATA='{"userId": 1, "title": "x"}' call "JSON sent as form" 400 POST /api/todos --data-binary '{"userId": 1, "title": "x"}'
 expect_body 'Content-Type: application/json'

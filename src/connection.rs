@@ -313,6 +313,8 @@ fn serve(
     let target = request.url().to_string();
     let content_type = header(&request, "Content-Type");
     let accept = header(&request, "Accept");
+    let if_none_match = header(&request, "If-None-Match");
+    let if_match = header(&request, "If-Match");
     let connection = connection_header(&request);
     let content_length = request.body_length().map(|n| n as u64);
     let chunked = request.headers().contains("Transfer-Encoding");
@@ -339,6 +341,8 @@ fn serve(
                 target: &target,
                 content_type: content_type.as_deref(),
                 accept: accept.as_deref(),
+                if_none_match: if_none_match.as_deref(),
+                if_match: if_match.as_deref(),
                 content_length,
                 body: &mut body,
                 max_body_bytes,
@@ -457,7 +461,7 @@ fn write_reply(
 fn respond_before_drain(request: tiny_http::Request, reply: &Reply, date: &str) -> io::Result<()> {
     let mut headers = vec![
         ("Date", date),
-        ("Cache-Control", "no-store"),
+        ("Cache-Control", "no-cache"),
         ("Server", "widgets-todos"),
     ];
     if let Some((content_type, _)) = &reply.body {

@@ -46,6 +46,8 @@ pub enum ApiError {
     NotAcceptable,
     /// 408: the body did not arrive within `--read-timeout`.
     RequestTimeout,
+    /// 412: `If-Match` names no current version of the item.
+    PreconditionFailed { detail: String },
     /// 413: the body is larger than `--max-body-bytes`.
     ContentTooLarge { limit: usize },
     /// 415: the body's `Content-Type` is missing or not one we decode.
@@ -73,6 +75,7 @@ impl ApiError {
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::NotAcceptable => 406,
             ApiError::RequestTimeout => 408,
+            ApiError::PreconditionFailed { .. } => 412,
             ApiError::ContentTooLarge { .. } => 413,
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
@@ -108,6 +111,9 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => {
                 Some("send Content-Type: application/json or application/x-www-form-urlencoded")
             }
+            ApiError::PreconditionFailed { .. } => {
+                Some("GET the item again for its current ETag, then retry with that in If-Match")
+            }
             _ => None,
         }
     }
@@ -133,6 +139,7 @@ impl fmt::Display for ApiError {
                 )
             }
             ApiError::UnsupportedMediaType { detail } => f.write_str(detail),
+            ApiError::PreconditionFailed { detail } => f.write_str(detail),
             ApiError::Invalid { kind, errors } => {
                 let n = errors.len();
                 let s = if n == 1 { "" } else { "s" };

@@ -25,6 +25,7 @@
 //! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
 //! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
 //!   the query string.
+//! - `query`: the list query language (filters, `q`, sort, pages).
 //! - `validate`: typed field getters that collect every error for a 422.
 //! - `resource`: the `Resource` trait and the handlers widgets and todos share.
 //! - `widgets`, `todos`: each resource's fields and rules.
@@ -39,6 +40,7 @@ pub mod access_log;
 pub mod config;
 pub mod connection;
 pub mod error;
+pub mod query;
 pub mod request;
 pub mod resource;
 pub mod response;

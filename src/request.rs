@@ -65,6 +65,9 @@ pub struct Request<'a> {
     pub target: &'a str,
     pub content_type: Option<&'a str>,
     pub accept: Option<&'a str>,
+    /// `If-None-Match` (GET, HEAD) and `If-Match` (PUT, PATCH, DELETE).
+    pub if_none_match: Option<&'a str>,
+    pub if_match: Option<&'a str>,
     /// The declared `Content-Length`, when there is one.
     pub content_length: Option<u64>,
     /// The body; reading it may send `100 Continue` first.
@@ -529,6 +532,8 @@ mod tests {
             target,
             content_type: Some("application/json"),
             accept: None,
+            if_none_match: None,
+            if_match: None,
             content_length: None,
             body,
             max_body_bytes: 8,

@@ -10,13 +10,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
-use crate::response::Reply;
+use crate::response::{Reply, etag, match_hits, none_match_hits};
 use crate::store::{Store, Stored};
 use crate::validate::MAX_SAFE_INTEGER;
 
 /// A kind of item the API serves.
-pub trait Resource: Serialize + Clone + Send + Sync + Stored + 'static {
+pub trait Resource: Serialize + Clone + Send + Sync + Stored + Queryable + 'static {
     /// Singular name for messages: "todo".
     const KIND: &'static str;
     /// Collection path: "/api/todos".
@@ -79,60 +80,129 @@ pub fn from_stored<T: Resource>(value: Value) -> Result<T, String> {
     }
 }
 
-/// `GET /api/{collection}`: every item, ascending id.
-pub fn list<T: Resource>(store: &Store) -> Reply {
-    match store.list_json::<T>() {
-        Ok(bytes) => Reply::shared_json(200, bytes),
+/// `GET /api/{collection}`: the items the query selects (every item,
+/// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link` for a
+/// `_page` query.
+pub fn list<T: Resource>(store: &Store, req: &Request<'_>, query: &ListQuery) -> Reply {
+    let listed = if query.is_plain() {
+        store.list_json::<T>()
+    } else {
+        store.query::<T>(query)
+    };
+    let listed = match listed {
+        Ok(listed) => listed,
         Err(err) => {
             // Our own types always serialize; reaching this is a bug.
             log::error!("cannot serialize a list: {err}");
-            Reply::from(ApiError::Internal)
+            return Reply::from(ApiError::Internal);
         }
+    };
+    if let Some(unchanged) = not_modified(req, &listed.etag) {
+        return unchanged;
     }
+    let mut reply = Reply::shared_json(200, listed.body)
+        .with_header("ETag", &*listed.etag)
+        .with_header("X-Total-Count", listed.total.to_string());
+    if let Some(link) = query.link(T::PATH, listed.total) {
+        reply = reply.with_header("Link", link);
+    }
+    reply
 }
 
-/// `GET /api/{collection}/{id}`.
-pub fn get<T: Resource>(store: &Store, id: u64) -> Result<Reply, ApiError> {
-    match store.get::<T>(id) {
-        Some(item) => Ok(Reply::json(200, &item)),
-        None => Err(missing::<T>(id)),
+/// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
+/// `If-None-Match`.
+pub fn get<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
+    let item = store.get::<T>(id).ok_or_else(|| missing::<T>(id))?;
+    let reply = tagged(Reply::json(200, &item));
+    if let Some(unchanged) = reply.header("ETag").and_then(|tag| not_modified(req, tag)) {
+        return Ok(unchanged);
     }
+    Ok(reply)
 }
 
-/// `POST /api/{collection}`: 201 with the item and its `Location`.
+/// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
 pub fn create<T: Resource>(store: &Store, req: &mut Request<'_>) -> Result<Reply, ApiError> {
     let new = T::parse_new(req.fields(false)?)?;
     let (id, item) = store.create::<T>(new)?;
-    Ok(Reply::json(201, &item).with_header("Location", format!("{}/{id}", T::PATH)))
+    Ok(tagged(Reply::json(201, &item)).with_header("Location", format!("{}/{id}", T::PATH)))
 }
 
 /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
 /// into the item (see README, "Updates"); PATCH also takes merge-patch+json.
+/// With `If-Match`, only while the item is still the version named.
 pub fn update<T: Resource>(
     store: &Store,
     id: u64,
     req: &mut Request<'_>,
     merge_patch: bool,
 ) -> Result<Reply, ApiError> {
-    // An unknown id is 404 whatever the body, so check before decoding it.
-    if !store.contains::<T>(id) {
+    // An unknown id is 404 (412 under If-Match) whatever the body, and so is
+    // a stale If-Match: check both before reading the body.
+    let current = store.get::<T>(id);
+    precondition::<T>(req.if_match, id, current.as_ref())?;
+    if current.is_none() {
         return Err(missing::<T>(id));
     }
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
-    match store.update::<T>(id, |item| item.apply(patch))? {
-        Some(item) => Ok(Reply::json(200, &item)),
+    // Checked again under the lock: of two updates sent with the same
+    // If-Match, only the first to get there may change the item.
+    let check = |item: &T| precondition::<T>(req.if_match, id, Some(item));
+    match store.update::<T>(id, check, |item| item.apply(patch))? {
+        Some(item) => Ok(tagged(Reply::json(200, &item))),
         // Deleted between the check above and the update.
-        None => Err(missing::<T>(id)),
+        None => precondition::<T>(req.if_match, id, None).and(Err(missing::<T>(id))),
     }
 }
 
-/// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone.
-pub fn delete<T: Resource>(store: &Store, id: u64) -> Result<Reply, ApiError> {
-    if store.delete::<T>(id)? {
+/// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
+/// `If-Match`, only while the item is still the version named.
+pub fn delete<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
+    let check = |item: &T| precondition::<T>(req.if_match, id, Some(item));
+    if store.delete::<T>(id, check)? {
         Ok(Reply::empty(204))
     } else {
+        precondition::<T>(req.if_match, id, None)?;
         Err(missing::<T>(id))
     }
+}
+
+/// The `ETag` of a reply's body, added to it.
+fn tagged(reply: Reply) -> Reply {
+    let tag = etag(reply.body_bytes());
+    reply.with_header("ETag", tag)
+}
+
+/// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
+fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
+    let header = req.if_none_match?;
+    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag))
+}
+
+/// `If-Match` (RFC 9110 section 13.1.1): without it, anything goes; with
+/// it, the item must exist (`*`) or be exactly a version named.
+fn precondition<T: Resource>(
+    if_match: Option<&str>,
+    id: u64,
+    current: Option<&T>,
+) -> Result<(), ApiError> {
+    let Some(header) = if_match else {
+        return Ok(());
+    };
+    let holds = current.is_some_and(|item| {
+        let tag = serde_json::to_vec(item).map(|bytes| etag(&bytes));
+        tag.is_ok_and(|tag| match_hits(header, &tag))
+    });
+    if holds {
+        return Ok(());
+    }
+    let detail = match current {
+        Some(_) => format!(
+            "If-Match: {header} does not match the current version of {} {id}",
+            T::KIND
+        ),
+        None => format!("If-Match: {header}, but there is no {} {id}", T::KIND),
+    };
+    Err(ApiError::PreconditionFailed { detail })
 }
 
 /// The 404 for a well-formed id that names no item.

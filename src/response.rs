@@ -129,7 +129,8 @@ impl Reply {
             reason_phrase(self.status).as_bytes(),
         ]);
         line(&[b"Date: ", date.as_bytes()]);
-        line(&[b"Cache-Control: no-store"]);
+        // Clients may keep a copy, but must revalidate it (ETag) before use.
+        line(&[b"Cache-Control: no-cache"]);
         if let Some((content_type, _)) = &self.body {
             line(&[b"Content-Type: ", content_type.as_bytes()]);
         }
@@ -168,6 +169,37 @@ fn decimal(mut n: u64) -> impl AsRef<[u8]> {
             return digits;
         }
     }
+}
+
+/// A strong entity tag (RFC 9110 section 8.8.3) for a representation: a
+/// hash of its bytes, so it changes exactly when the bytes change (up to a
+/// 64-bit hash collision).
+pub fn etag(bytes: &[u8]) -> String {
+    use std::hash::Hasher;
+    // `DefaultHasher::new()` has fixed keys: the same bytes give the same
+    // tag in every run of the same build.
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hasher.write(bytes);
+    format!("\"{:x}-{:016x}\"", bytes.len(), hasher.finish())
+}
+
+/// Whether an `If-None-Match` value matches `current` (weak comparison,
+/// RFC 9110 section 13.1.2): `*`, or any listed tag, `W/` or not.
+pub fn none_match_hits(header: &str, current: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == current)
+}
+
+/// Whether an `If-Match` value matches `current` (strong comparison,
+/// RFC 9110 section 13.1.1): `*` (any current representation), or a listed
+/// tag that is not weak.
+pub fn match_hits(header: &str, current: &str) -> bool {
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag == current)
 }
 
 /// The problem+json member names of RFC 9457, plus our `errors` and `hint`.
@@ -259,7 +291,7 @@ mod tests {
     fn encodes_status_line_standard_headers_and_body() {
         let wire = text(&Reply::json(200, &[1, 2]), false);
         assert!(wire.starts_with("HTTP/1.1 200 OK\r\n"), "{wire}");
-        assert!(wire.contains("Cache-Control: no-store\r\n"));
+        assert!(wire.contains("Cache-Control: no-cache\r\n"));
         assert!(wire.contains("Content-Type: application/json\r\n"));
         assert!(wire.ends_with("Content-Length: 5\r\n\r\n[1,2]"), "{wire}");
     }

@@ -7,13 +7,20 @@
 //!
 //! 1. the path: unknown path or malformed id is 404;
 //! 2. the method: one the path does not take is 405 with `Allow`;
-//! 3. the query string: these paths take none, so any parameter is 400;
-//! 4. `OPTIONS` is answered here, with `Allow`;
+//! 3. `OPTIONS` is answered here, with `Allow`, whatever the query string
+//!    (a browser's CORS preflight carries the query of the request it asks
+//!    about);
+//! 4. the query string: a collection's GET and HEAD take a list query
+//!    (`query.rs`), any error in it is 400; other paths take none, so any
+//!    parameter is 400;
 //! 5. `Accept` must admit JSON, else 406;
-//! 6. the handler: body size (413), media type (415), syntax (400),
-//!    validation (422), then the store (404 for a missing item, 507).
+//! 6. the handler. PUT, PATCH and DELETE: a missing item is 404 (412 with
+//!    `If-Match`), a stale `If-Match` 412; then for a body, its size (413),
+//!    media type (415), syntax (400) and validation (422); then the store
+//!    (507 when full). GET and HEAD: 304 for a matching `If-None-Match`.
 
 use crate::error::ApiError;
+use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
 use crate::resource::{self, Resource};
 use crate::response::Reply;
@@ -63,7 +70,7 @@ impl App {
 
     /// `/api`: links to the collections.
     fn index(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
-        prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head])?;
+        prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head], Query::None)?;
         match req.method {
             Method::Options => Ok(options(INDEX_ALLOW)),
             _ => Ok(Reply::json(
@@ -78,15 +85,26 @@ impl App {
 
     /// `/api/widgets`, `/api/todos`.
     fn collection<T: Resource>(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
-        prepare(
+        let methods = [Method::Get, Method::Head, Method::Post];
+        let reading = matches!(req.method, Method::Get | Method::Head);
+        let query = prepare(
             req,
             COLLECTION_ALLOW,
-            &[Method::Get, Method::Head, Method::Post],
+            &methods,
+            if reading {
+                Query::List(query::parse::<T>)
+            } else {
+                Query::None
+            },
         )?;
         match req.method {
             Method::Options => Ok(options(COLLECTION_ALLOW)),
             Method::Post => resource::create::<T>(&self.store, req),
-            _ => Ok(resource::list::<T>(&self.store)),
+            _ => Ok(resource::list::<T>(
+                &self.store,
+                req,
+                &query.unwrap_or_default(),
+            )),
         }
     }
 
@@ -107,30 +125,53 @@ impl App {
             Method::Patch,
             Method::Delete,
         ];
-        prepare(req, ITEM_ALLOW, &methods)?;
+        prepare(req, ITEM_ALLOW, &methods, Query::None)?;
         match req.method {
             Method::Options => Ok(options(ITEM_ALLOW)),
             Method::Put => resource::update::<T>(&self.store, id, req, false),
             Method::Patch => resource::update::<T>(&self.store, id, req, true),
-            Method::Delete => resource::delete::<T>(&self.store, id),
-            _ => resource::get::<T>(&self.store, id),
+            Method::Delete => resource::delete::<T>(&self.store, req, id),
+            _ => resource::get::<T>(&self.store, req, id),
         }
     }
 }
 
-/// Checks 2 to 5 of the module comment, shared by every path.
-fn prepare(req: &Request<'_>, allow: &'static str, methods: &[Method]) -> Result<(), ApiError> {
-    if req.method != Method::Options && !methods.contains(&req.method) {
+/// What a path does with a query string.
+enum Query {
+    /// Takes none: any parameter is 400.
+    None,
+    /// A list query, parsed (and checked) by this function.
+    List(fn(Option<&str>) -> Result<ListQuery, ApiError>),
+}
+
+/// Checks 2 to 5 of the module comment, shared by every path. `OPTIONS`
+/// ignores the query string: a browser's CORS preflight carries the URL of
+/// the request it asks about, query and all. Returns the list query, if
+/// the path takes one.
+fn prepare(
+    req: &Request<'_>,
+    allow: &'static str,
+    methods: &[Method],
+    query: Query,
+) -> Result<Option<ListQuery>, ApiError> {
+    if req.method == Method::Options {
+        return Ok(None);
+    }
+    if !methods.contains(&req.method) {
         return Err(ApiError::MethodNotAllowed {
             method: req.method_name.to_string(),
             allow,
         });
     }
-    req.forbid_query()?;
-    if req.method != Method::Options {
-        req.check_accept()?;
-    }
-    Ok(())
+    let parsed = match query {
+        Query::None => {
+            req.forbid_query()?;
+            None
+        }
+        Query::List(parse) => Some(parse(req.query())?),
+    };
+    req.check_accept()?;
+    Ok(parsed)
 }
 
 /// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
@@ -168,6 +209,8 @@ mod tests {
             target,
             content_type: (!body.is_empty()).then_some("application/json"),
             accept: None,
+            if_none_match: None,
+            if_match: None,
             content_length: Some(body.len() as u64),
             body: &mut bytes,
             max_body_bytes: 1024,

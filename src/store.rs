@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::ApiError;
+use crate::query::ListQuery;
 use crate::resource::Resource;
+use crate::response::etag;
 use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
 use crate::todos::Todo;
 use crate::widgets::Widget;
@@ -33,7 +35,16 @@ pub struct Collection<T> {
     /// The whole collection as a JSON array, made by the first list read
     /// after a change and dropped by the next change, so that reads between
     /// writes share one serialization.
-    listed: Option<Arc<Vec<u8>>>,
+    listed: Option<Listed>,
+}
+
+/// A list response's body, with its entity tag and how many items matched
+/// before any slicing (`X-Total-Count`).
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub body: Arc<Vec<u8>>,
+    pub etag: Arc<str>,
+    pub total: usize,
 }
 
 impl<T> Default for Collection<T> {
@@ -87,6 +98,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
         mutex.clear_poison();
         poisoned.into_inner()
     })
+}
+
+fn listed(body: Vec<u8>, total: usize) -> Listed {
+    Listed {
+        etag: Arc::from(etag(&body)),
+        body: Arc::new(body),
+        total,
+    }
 }
 
 impl<T> From<Loaded<T>> for Collection<T> {
@@ -164,15 +183,23 @@ impl Store {
 
     /// Every item, ascending id, as a JSON array. Serialized under the lock
     /// on the first read after a change, then shared until the next change.
-    pub fn list_json<T: Resource>(&self) -> Result<Arc<Vec<u8>>, serde_json::Error> {
+    pub fn list_json<T: Resource>(&self) -> Result<Listed, serde_json::Error> {
         let mut collection = lock(T::slot(self));
         if let Some(listed) = &collection.listed {
-            return Ok(Arc::clone(listed));
+            return Ok(listed.clone());
         }
         let items: Vec<&T> = collection.items.values().collect();
-        let listed = Arc::new(serde_json::to_vec(&items)?);
-        collection.listed = Some(Arc::clone(&listed));
+        let listed = listed(serde_json::to_vec(&items)?, items.len());
+        collection.listed = Some(listed.clone());
         Ok(listed)
+    }
+
+    /// The items `query` selects, as a JSON array. Only the slice sent is
+    /// serialized (under the lock: the items are borrowed, not copied).
+    pub fn query<T: Resource>(&self, query: &ListQuery) -> Result<Listed, serde_json::Error> {
+        let collection = lock(T::slot(self));
+        let (page, total) = query.run(&collection.items);
+        Ok(listed(serde_json::to_vec(&page)?, total))
     }
 
     pub fn get<T: Resource>(&self, id: u64) -> Option<T> {
@@ -223,12 +250,14 @@ impl Store {
         Ok((id, item))
     }
 
-    /// Runs `change` on the item under the lock and returns the result, or
-    /// `None` when there is no such item. Returns once the change is
-    /// durable (with `--data`).
+    /// Runs `check` and then `change` on the item under the lock and
+    /// returns the result, or `None` when there is no such item. An error
+    /// from `check` (an `If-Match` that no longer matches) changes nothing.
+    /// Returns once the change is durable (with `--data`).
     pub fn update<T: Resource>(
         &self,
         id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<T>, ApiError> {
         let (item, seq) = {
@@ -237,6 +266,7 @@ impl Store {
             let Some(item) = collection.items.get_mut(&id) else {
                 return Ok(None);
             };
+            check(item)?;
             change(item);
             let item = item.clone();
             collection.listed = None;
@@ -247,15 +277,21 @@ impl Store {
         Ok(Some(item))
     }
 
-    /// Removes the item; `false` when there was none. Returns once the
-    /// delete is durable (with `--data`).
-    pub fn delete<T: Resource>(&self, id: u64) -> Result<bool, ApiError> {
+    /// Removes the item if `check` allows; `false` when there was none.
+    /// Returns once the delete is durable (with `--data`).
+    pub fn delete<T: Resource>(
+        &self,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<bool, ApiError> {
         let seq = {
             let mut collection = lock(T::slot(self));
             self.check_writable()?;
-            if collection.items.remove(&id).is_none() {
+            let Some(item) = collection.items.get(&id) else {
                 return Ok(false);
-            }
+            };
+            check(item)?;
+            collection.items.remove(&id);
             collection.listed = None;
             self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
         };

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::query::{FieldType, FieldValue, Queryable};
 use crate::request::Fields;
 use crate::resource::Resource;
 use crate::validate::{Need, Validator, nothing_to_update};
@@ -37,6 +38,24 @@ pub struct UpdateTodo {
     user_id: Option<u64>,
     title: Option<String>,
     completed: Option<bool>,
+}
+
+impl Queryable for Todo {
+    const FIELDS: &'static [(&'static str, FieldType)] = &[
+        ("id", FieldType::Integer),
+        ("userId", FieldType::Integer),
+        ("title", FieldType::Text),
+        ("completed", FieldType::Boolean),
+    ];
+
+    fn field(&self, index: usize) -> FieldValue<'_> {
+        match index {
+            0 => FieldValue::Integer(self.id),
+            1 => FieldValue::Integer(self.user_id),
+            2 => FieldValue::Text(&self.title),
+            _ => FieldValue::Boolean(self.completed),
+        }
+    }
 }
 
 impl Resource for Todo {

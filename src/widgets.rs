@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::query::{FieldType, FieldValue, Queryable};
 use crate::request::Fields;
 use crate::resource::Resource;
 use crate::validate::{Need, Validator, nothing_to_update};
@@ -33,6 +34,22 @@ pub struct NewWidget {
 pub struct UpdateWidget {
     price: Option<String>,
     quality: Option<String>,
+}
+
+impl Queryable for Widget {
+    const FIELDS: &'static [(&'static str, FieldType)] = &[
+        ("id", FieldType::Integer),
+        ("price", FieldType::Text),
+        ("quality", FieldType::Text),
+    ];
+
+    fn field(&self, index: usize) -> FieldValue<'_> {
+        match index {
+            0 => FieldValue::Integer(self.id),
+            1 => FieldValue::Text(&self.price),
+            _ => FieldValue::Text(&self.quality),
+        }
+    }
 }
 
 impl Resource for Widget {

@@ -108,12 +108,20 @@ fn bad_request_for_query_parameters() {
     let server = seeded();
     for path in [
         "/api?x=1",
-        "/api/todos?userId=1",
+        "/api/todos?userid=1",
         "/api/widgets/1?foo",
-        "/api/todos/?_page=2",
+        "/api/todos/?_page=0",
+        "/api/widgets?price_gte=1&colour=red",
     ] {
         let response = server.get(path);
-        let name = path.split('?').nth(1).unwrap().split('=').next().unwrap();
+        let query = path.split('?').nth(1).unwrap();
+        let name = query
+            .split('&')
+            .next_back()
+            .unwrap()
+            .split('=')
+            .next()
+            .unwrap();
         let detail = problem(&response, 400)["detail"]
             .as_str()
             .unwrap()

@@ -39,7 +39,7 @@ fn a_poisoned_store_lock_does_not_stop_the_server() {
     let poisoned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let _ = server
             .store()
-            .update::<Todo>(1, |_| panic!("poison the lock"));
+            .update::<Todo>(1, |_| Ok(()), |_| panic!("poison the lock"));
     }));
     assert!(poisoned.is_err());
     assert_eq!(server.get("/api/todos/1").json()["title"], "t");

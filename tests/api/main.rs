@@ -9,6 +9,7 @@ mod cli;
 mod errors;
 mod hardening;
 mod lifecycle;
+mod queries;
 mod resources;
 mod storage;
 mod wire;

@@ -233,7 +233,7 @@ fn head_matches_get_without_body() {
             get.header("Content-Type"),
             "{path}"
         );
-        assert_eq!(head.header("Cache-Control"), Some("no-store"));
+        assert_eq!(head.header("Cache-Control"), Some("no-cache"));
     }
     assert_eq!(server.send("HEAD", "/api/todos/2", &[], b"").status, 404);
 }
@@ -288,7 +288,7 @@ fn every_response_has_standard_headers() {
     for response in responses {
         assert_eq!(
             response.header("Cache-Control"),
-            Some("no-store"),
+            Some("no-cache"),
             "{response:?}"
         );
         assert_eq!(

@@ -331,7 +331,7 @@ pub fn problem(response: &Response, status: u16) -> Value {
         Some("application/problem+json"),
         "{response:?}"
     );
-    assert_eq!(response.header("Cache-Control"), Some("no-store"));
+    assert_eq!(response.header("Cache-Control"), Some("no-cache"));
     assert_eq!(
         response.header("Content-Length"),
         Some(response.body.len().to_string().as_str())

@@ -1,0 +1,636 @@
+//! The list query language of `GET /api/widgets` and `/api/todos`: filters,
+//! full-text `q`, sorting and slicing, as json-server 0.17 users write them,
+//! but strict: every parameter is checked, and anything unknown or
+//! malformed is a 400 that names it and lists what is valid.
+//!
+//! | parameter | meaning |
+//! |---|---|
+//! | `field=v` | equal; repeated, any of the values (`id=1&id=3`) |
+//! | `field_ne=v` | not equal |
+//! | `field_gte=v`, `field_lte=v` | at least, at most (numbers; text by code point) |
+//! | `field_like=v` | text containing `v`, ignoring case |
+//! | `q=v` | any text field containing `v`, ignoring case |
+//! | `_sort=f1,f2` `_order=asc,desc` | order; ties by `id` ascending |
+//! | `_page=n` `_limit=m` | page `n` (from 1) of `m` (default 10) |
+//! | `_start=i` `_end=j` or `_limit=m` | items `i` (from 0) up to `j` (excluded) or `m` of them |
+//!
+//! Values are read by the field's type: integers in canonical decimal
+//! (`01` is an error), booleans `true` or `false`, text as it is. Distinct
+//! parameters must all hold (AND).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use crate::error::ApiError;
+use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
+
+/// The type of a field, which decides how a query value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Integer,
+    Text,
+    Boolean,
+}
+
+/// A field's value in an item, for filtering and sorting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FieldValue<'a> {
+    Integer(u64),
+    Text(&'a str),
+    Boolean(bool),
+}
+
+/// What the query language needs to know of a resource.
+pub trait Queryable {
+    /// Every field, `id` first, with its type.
+    const FIELDS: &'static [(&'static str, FieldType)];
+    /// The value of field number `index` in [`Queryable::FIELDS`].
+    fn field(&self, index: usize) -> FieldValue<'_>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Gte,
+    Lte,
+    Like,
+}
+
+/// A value to compare with, already read by the field's type. Text for
+/// `_like` is kept lowercased.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Operand {
+    Integer(u64),
+    Text(String),
+    Boolean(bool),
+}
+
+impl Operand {
+    fn as_value(&self) -> FieldValue<'_> {
+        match self {
+            Operand::Integer(n) => FieldValue::Integer(*n),
+            Operand::Text(s) => FieldValue::Text(s),
+            Operand::Boolean(b) => FieldValue::Boolean(*b),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Filter {
+    field: usize,
+    op: Op,
+    /// For `Eq`, any of these; for the others, exactly one.
+    values: Vec<Operand>,
+}
+
+/// Which part of the matching items to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Slice {
+    #[default]
+    All,
+    /// `_start`/`_end`/`_limit`: from `start`, at most `len` items.
+    Range { start: usize, len: Option<usize> },
+    /// `_page` and `_limit`: page `page` (from 1) of `limit` items.
+    Page { page: usize, limit: usize },
+}
+
+/// A parsed list query; the default is the plain list, every item by id.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListQuery {
+    filters: Vec<Filter>,
+    /// `q`, lowercased.
+    search: Option<String>,
+    /// Field indexes and whether descending.
+    sort: Vec<(usize, bool)>,
+    pub slice: Slice,
+    /// The query's other parameters, as sent, for the `Link` header.
+    kept: Vec<(String, String)>,
+}
+
+impl ListQuery {
+    /// Whether every item is sent, in id order: the case the store caches.
+    pub fn is_plain(&self) -> bool {
+        self.filters.is_empty()
+            && self.search.is_none()
+            && self.sort.is_empty()
+            && self.slice == Slice::All
+    }
+
+    /// Runs the query over `items` (in id order): the matching items in the
+    /// order and slice asked for, and how many matched before slicing.
+    pub fn run<'a, T: Queryable>(&self, items: &'a BTreeMap<u64, T>) -> (Vec<&'a T>, usize) {
+        let unfiltered = self.filters.is_empty() && self.search.is_none();
+        if unfiltered && self.sort.is_empty() {
+            // Slice straight off the map: nothing else is looked at.
+            let total = items.len();
+            let (start, len) = self.bounds();
+            let page = items.values().skip(start).take(len.unwrap_or(usize::MAX));
+            return (page.collect(), total);
+        }
+        let mut matched: Vec<&T> = items.values().filter(|item| self.matches(*item)).collect();
+        if !self.sort.is_empty() {
+            // Stable, and the map is in id order: ties stay by id ascending.
+            matched.sort_by(|a, b| self.compare(*a, *b));
+        }
+        let total = matched.len();
+        let (start, len) = self.bounds();
+        let end = len.map_or(total, |len| start.saturating_add(len).min(total));
+        let page = if start < end {
+            matched.drain(start..end).collect()
+        } else {
+            Vec::new()
+        };
+        (page, total)
+    }
+
+    fn bounds(&self) -> (usize, Option<usize>) {
+        match self.slice {
+            Slice::All => (0, None),
+            Slice::Range { start, len } => (start, len),
+            Slice::Page { page, limit } => ((page - 1).saturating_mul(limit), Some(limit)),
+        }
+    }
+
+    fn matches<T: Queryable>(&self, item: &T) -> bool {
+        let filters_hold = self.filters.iter().all(|filter| {
+            let value = item.field(filter.field);
+            match filter.op {
+                Op::Eq => filter.values.iter().any(|v| value == v.as_value()),
+                Op::Ne => filter.values.iter().all(|v| value != v.as_value()),
+                Op::Gte => filter.values.iter().all(|v| value >= v.as_value()),
+                Op::Lte => filter.values.iter().all(|v| value <= v.as_value()),
+                Op::Like => filter.values.iter().all(|v| match (value, v) {
+                    (FieldValue::Text(text), Operand::Text(needle)) => {
+                        contains_folded(text, needle)
+                    }
+                    _ => false,
+                }),
+            }
+        });
+        filters_hold
+            && self.search.as_deref().is_none_or(|needle| {
+                (0..T::FIELDS.len()).any(|i| match item.field(i) {
+                    FieldValue::Text(text) => contains_folded(text, needle),
+                    _ => false,
+                })
+            })
+    }
+
+    fn compare<T: Queryable>(&self, a: &T, b: &T) -> Ordering {
+        for &(field, descending) in &self.sort {
+            let order = a.field(field).cmp(&b.field(field));
+            let order = if descending { order.reverse() } else { order };
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The `Link` header for a `_page` query (RFC 8288): `first`, `prev`,
+    /// `next` and `last` as they apply, each the same query at another page.
+    pub fn link(&self, path: &str, total: usize) -> Option<String> {
+        let Slice::Page { page, limit } = self.slice else {
+            return None;
+        };
+        let last = total.div_ceil(limit).max(1);
+        let url = |n: usize| {
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            for (name, value) in &self.kept {
+                query.append_pair(name, value);
+            }
+            query.append_pair("_page", &n.to_string());
+            query.append_pair("_limit", &limit.to_string());
+            format!("<{path}?{}>", query.finish())
+        };
+        let mut links = vec![format!("{}; rel=\"first\"", url(1))];
+        if page > 1 {
+            links.push(format!("{}; rel=\"prev\"", url((page - 1).min(last))));
+        }
+        if page < last {
+            links.push(format!("{}; rel=\"next\"", url(page + 1)));
+        }
+        links.push(format!("{}; rel=\"last\"", url(last)));
+        Some(links.join(", "))
+    }
+}
+
+/// Whether `text` contains `needle` (already lowercased), ignoring case.
+fn contains_folded(text: &str, needle: &str) -> bool {
+    if text.is_ascii() && needle.is_ascii() {
+        let (text, needle) = (text.as_bytes(), needle.as_bytes());
+        return needle.is_empty()
+            || text
+                .windows(needle.len())
+                .any(|window| window.eq_ignore_ascii_case(needle));
+    }
+    text.to_lowercase().contains(needle)
+}
+
+const RESERVED: &[&str] = &["q", "_sort", "_order", "_page", "_limit", "_start", "_end"];
+const OPERATORS: &[(&str, Op)] = &[
+    ("_ne", Op::Ne),
+    ("_gte", Op::Gte),
+    ("_lte", Op::Lte),
+    ("_like", Op::Like),
+];
+
+/// Parses the query string of a list request for resource `T`.
+pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
+    let mut parsed = ListQuery {
+        filters: Vec::new(),
+        search: None,
+        sort: Vec::new(),
+        slice: Slice::All,
+        kept: Vec::new(),
+    };
+    let mut sort: Option<String> = None;
+    let mut order: Option<String> = None;
+    let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let pairs = form_urlencoded::parse(query.unwrap_or("").as_bytes());
+    for (name, value) in pairs {
+        let (name, value) = (name.into_owned(), value.into_owned());
+        if name.is_empty() && value.is_empty() {
+            continue;
+        }
+        if let Some(&reserved) = RESERVED.iter().find(|r| **r == name) {
+            if reserved != "_page" && reserved != "_limit" {
+                parsed.kept.push((name.clone(), value.clone()));
+            }
+            match reserved {
+                "q" => match &mut parsed.search {
+                    Some(_) => return Err(repeated("q")),
+                    None => parsed.search = Some(value.to_lowercase()),
+                },
+                "_sort" => set_once(&mut sort, "_sort", value)?,
+                "_order" => set_once(&mut order, "_order", value)?,
+                _ => {
+                    let n = count(reserved, &value)?;
+                    if numbers.insert(reserved, n).is_some() {
+                        return Err(repeated(reserved));
+                    }
+                }
+            }
+            continue;
+        }
+        parsed.kept.push((name.clone(), value.clone()));
+        let (field_name, op) = OPERATORS
+            .iter()
+            .find_map(|(suffix, op)| name.strip_suffix(suffix).map(|f| (f, *op)))
+            .unwrap_or((name.as_str(), Op::Eq));
+        let field = field_index::<T>(field_name).ok_or_else(|| unknown::<T>(&name))?;
+        let operand = operand::<T>(&name, field, op, &value)?;
+        match parsed
+            .filters
+            .iter_mut()
+            .find(|f| f.field == field && f.op == op)
+        {
+            Some(filter) => filter.values.push(operand),
+            None => parsed.filters.push(Filter {
+                field,
+                op,
+                values: vec![operand],
+            }),
+        }
+    }
+    parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
+    parsed.slice = parse_slice(&numbers)?;
+    Ok(parsed)
+}
+
+fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), ApiError> {
+    match slot {
+        Some(_) => Err(repeated(name)),
+        None => {
+            *slot = Some(value);
+            Ok(())
+        }
+    }
+}
+
+fn field_index<T: Queryable>(name: &str) -> Option<usize> {
+    T::FIELDS.iter().position(|(field, _)| *field == name)
+}
+
+/// A non-negative whole number for `_page`, `_limit`, `_start`, `_end`.
+fn count(name: &str, value: &str) -> Result<usize, ApiError> {
+    parse_decimal(value)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            bad(
+                name,
+                format!("'{value}' is not a whole number of 0 or more (like 0, 1 or 20)"),
+            )
+        })
+}
+
+fn operand<T: Queryable>(
+    param: &str,
+    field: usize,
+    op: Op,
+    value: &str,
+) -> Result<Operand, ApiError> {
+    let (field_name, kind) = T::FIELDS[field];
+    match (kind, op) {
+        (FieldType::Text, Op::Like) => Ok(Operand::Text(value.to_lowercase())),
+        (_, Op::Like) => Err(bad(
+            param,
+            format!("_like applies to text fields only; {field_name} is not text"),
+        )),
+        (FieldType::Boolean, Op::Gte | Op::Lte) => Err(bad(
+            param,
+            format!("{field_name} is true or false: use {field_name} or {field_name}_ne"),
+        )),
+        (FieldType::Text, _) => Ok(Operand::Text(value.to_string())),
+        (FieldType::Integer, _) => parse_decimal(value)
+            .filter(|n| *n <= MAX_SAFE_INTEGER)
+            .map(Operand::Integer)
+            .ok_or_else(|| {
+                bad(
+                    param,
+                    format!(
+                        "'{value}' is not an integer: {field_name} takes whole numbers written without leading zeros, like 3"
+                    ),
+                )
+            }),
+        (FieldType::Boolean, _) => match value {
+            "true" => Ok(Operand::Boolean(true)),
+            "false" => Ok(Operand::Boolean(false)),
+            _ => Err(bad(
+                param,
+                format!("'{value}' is not a boolean: {field_name} takes true or false"),
+            )),
+        },
+    }
+}
+
+fn parse_sort<T: Queryable>(
+    sort: Option<&str>,
+    order: Option<&str>,
+) -> Result<Vec<(usize, bool)>, ApiError> {
+    let Some(sort) = sort else {
+        return match order {
+            Some(_) => Err(bad(
+                "_order",
+                "_order needs _sort, naming the fields to order by".into(),
+            )),
+            None => Ok(Vec::new()),
+        };
+    };
+    let fields: Vec<&str> = sort.split(',').collect();
+    let orders: Vec<&str> = order.map_or_else(Vec::new, |o| o.split(',').collect());
+    if orders.len() > fields.len() {
+        return Err(bad(
+            "_order",
+            format!(
+                "{} orders given for {} _sort fields",
+                orders.len(),
+                fields.len()
+            ),
+        ));
+    }
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let field = field_index::<T>(name).ok_or_else(|| {
+                bad(
+                    "_sort",
+                    format!("'{name}' is not a field; fields: {}", field_names::<T>()),
+                )
+            })?;
+            let descending = match orders.get(i).copied().unwrap_or("asc") {
+                "asc" => false,
+                "desc" => true,
+                other => {
+                    return Err(bad(
+                        "_order",
+                        format!("'{other}' is not an order: use asc or desc"),
+                    ));
+                }
+            };
+            Ok((field, descending))
+        })
+        .collect()
+}
+
+fn parse_slice(numbers: &BTreeMap<&'static str, usize>) -> Result<Slice, ApiError> {
+    let get = |name| numbers.get(name).copied();
+    let (page, limit, start, end) = (get("_page"), get("_limit"), get("_start"), get("_end"));
+    match (page, limit, start, end) {
+        (None, None, None, None) => Ok(Slice::All),
+        (Some(_), _, Some(_), _) | (Some(_), _, _, Some(_)) => Err(bad(
+            "_page",
+            "_page cannot be combined with _start or _end; use _page with _limit".into(),
+        )),
+        (Some(0), _, _, _) => Err(bad("_page", "pages are numbered from 1".into())),
+        (Some(_), Some(0), _, _) => Err(bad(
+            "_limit",
+            "with _page, _limit must be at least 1".into(),
+        )),
+        (Some(page), limit, None, None) => Ok(Slice::Page {
+            page,
+            limit: limit.unwrap_or(10),
+        }),
+        (None, Some(_), _, Some(_)) => Err(bad(
+            "_end",
+            "_end cannot be combined with _limit; use _start with either".into(),
+        )),
+        (None, _, start, Some(end)) if end < start.unwrap_or(0) => Err(bad(
+            "_end",
+            format!("_end ({end}) is before _start ({})", start.unwrap_or(0)),
+        )),
+        (None, _, start, Some(end)) => Ok(Slice::Range {
+            start: start.unwrap_or(0),
+            len: Some(end - start.unwrap_or(0)),
+        }),
+        (None, limit, start, None) => Ok(Slice::Range {
+            start: start.unwrap_or(0),
+            len: limit,
+        }),
+    }
+}
+
+fn field_names<T: Queryable>() -> String {
+    T::FIELDS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What a list query may contain, for error messages.
+fn valid_parameters<T: Queryable>() -> String {
+    format!(
+        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end",
+        fields = field_names::<T>()
+    )
+}
+
+fn unknown<T: Queryable>(name: &str) -> ApiError {
+    ApiError::BadRequest {
+        detail: format!(
+            "unknown query parameter '{name}'; {}",
+            valid_parameters::<T>()
+        ),
+        hint: Some("check the parameter's spelling against the list"),
+    }
+}
+
+fn repeated(name: &str) -> ApiError {
+    bad(name, format!("{name} is given more than once"))
+}
+
+fn bad(name: &str, why: String) -> ApiError {
+    ApiError::BadRequest {
+        detail: format!("bad query parameter '{name}': {why}"),
+        hint: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Thing {
+        id: u64,
+        n: u64,
+        name: &'static str,
+        on: bool,
+    }
+
+    impl Queryable for Thing {
+        const FIELDS: &'static [(&'static str, FieldType)] = &[
+            ("id", FieldType::Integer),
+            ("n", FieldType::Integer),
+            ("name", FieldType::Text),
+            ("on", FieldType::Boolean),
+        ];
+        fn field(&self, index: usize) -> FieldValue<'_> {
+            match index {
+                0 => FieldValue::Integer(self.id),
+                1 => FieldValue::Integer(self.n),
+                2 => FieldValue::Text(self.name),
+                _ => FieldValue::Boolean(self.on),
+            }
+        }
+    }
+
+    fn things() -> BTreeMap<u64, Thing> {
+        [
+            (1, 3, "Milk", false),
+            (2, 1, "bread", true),
+            (3, 2, "milkshake", true),
+            (4, 1, "Eggs", false),
+            (5, 2, "Ümlaut", true),
+        ]
+        .into_iter()
+        .map(|(id, n, name, on)| (id, Thing { id, n, name, on }))
+        .collect()
+    }
+
+    fn ids(query: &str) -> (Vec<u64>, usize) {
+        let items = things();
+        let parsed = parse::<Thing>(Some(query)).unwrap_or_else(|e| panic!("{query}: {e}"));
+        let (page, total) = parsed.run(&items);
+        (page.iter().map(|t| t.id).collect(), total)
+    }
+
+    fn error(query: &str) -> String {
+        parse::<Thing>(Some(query)).expect_err(query).to_string()
+    }
+
+    #[test]
+    fn filters_and_operators() {
+        assert_eq!(ids("n=1"), (vec![2, 4], 2));
+        assert_eq!(ids("id=1&id=3"), (vec![1, 3], 2));
+        assert_eq!(ids("n=2&on=true"), (vec![3, 5], 2));
+        assert_eq!(ids("n_ne=1&n_ne=2"), (vec![1], 1));
+        assert_eq!(ids("n_gte=2&id_lte=3"), (vec![1, 3], 2));
+        assert_eq!(ids("name_like=MILK"), (vec![1, 3], 2));
+        assert_eq!(ids("name_like=ümL"), (vec![5], 1));
+        assert_eq!(ids("q=e"), (vec![2, 3, 4], 3));
+        assert_eq!(ids("name=bread"), (vec![2], 1));
+        assert_eq!(ids("name_gte=a"), (vec![2, 3, 5], 3));
+        assert_eq!(ids(""), (vec![1, 2, 3, 4, 5], 5));
+    }
+
+    #[test]
+    fn sort_with_ties_by_id() {
+        assert_eq!(ids("_sort=n").0, [2, 4, 3, 5, 1]);
+        assert_eq!(ids("_sort=n&_order=desc").0, [1, 3, 5, 2, 4]);
+        assert_eq!(ids("_sort=on,n&_order=desc,asc").0, [2, 3, 5, 4, 1]);
+        assert_eq!(ids("_sort=name").0, [4, 1, 2, 3, 5]);
+    }
+
+    #[test]
+    fn slices() {
+        assert_eq!(ids("_page=2&_limit=2"), (vec![3, 4], 5));
+        assert_eq!(ids("_page=3&_limit=2"), (vec![5], 5));
+        assert_eq!(ids("_page=4&_limit=2"), (vec![], 5));
+        assert_eq!(ids("_page=1"), (vec![1, 2, 3, 4, 5], 5));
+        assert_eq!(ids("_start=1&_end=3"), (vec![2, 3], 5));
+        assert_eq!(ids("_start=3&_limit=10"), (vec![4, 5], 5));
+        assert_eq!(ids("_limit=2"), (vec![1, 2], 5));
+        assert_eq!(ids("_limit=0"), (vec![], 5));
+        assert_eq!(ids("_end=2"), (vec![1, 2], 5));
+        assert_eq!(ids("_start=9"), (vec![], 5));
+        // Filters, then sort, then slice; the total counts the matches.
+        assert_eq!(ids("on=true&_sort=n&_order=desc&_limit=2"), (vec![3, 5], 3));
+        assert_eq!(ids("n_gte=1&_page=2&_limit=1&_sort=name"), (vec![1], 5));
+    }
+
+    #[test]
+    fn errors_name_the_parameter() {
+        assert!(error("nme=x").contains("'nme'") && error("nme=x").contains("valid parameters"));
+        assert!(error("n=01").contains("'n'"));
+        assert!(error("n=-1").contains("'n'"));
+        assert!(error("on=yes").contains("'on'"));
+        assert!(error("on_gte=true").contains("'on_gte'"));
+        assert!(error("n_like=1").contains("'n_like'"));
+        assert!(error("name_foo=1").contains("'name_foo'"));
+        assert!(error("_page=0").contains("'_page'"));
+        assert!(error("_limit=-1").contains("'_limit'"));
+        assert!(error("_limit=ten").contains("'_limit'"));
+        assert!(error("_page=1&_limit=0").contains("'_limit'"));
+        assert!(error("_page=1&_start=2").contains("'_page'"));
+        assert!(error("_limit=1&_end=2").contains("'_end'"));
+        assert!(error("_start=3&_end=2").contains("'_end'"));
+        assert!(error("_sort=nope").contains("'_sort'"));
+        assert!(error("_sort=n&_order=up").contains("'_order'"));
+        assert!(error("_order=asc").contains("'_order'"));
+        assert!(error("_sort=n&_order=asc,desc").contains("'_order'"));
+        assert!(error("_page=1&_page=2").contains("more than once"));
+        assert!(error("q=a&q=b").contains("more than once"));
+        assert!(error("_sort=n&_sort=id").contains("more than once"));
+    }
+
+    #[test]
+    fn link_header_for_pages() {
+        let link = |query: &str, total| {
+            parse::<Thing>(Some(query))
+                .unwrap()
+                .link("/api/things", total)
+        };
+        assert_eq!(link("_limit=2", 5), None);
+        assert_eq!(
+            link("on=true&_page=2&_limit=2", 5).unwrap(),
+            "</api/things?on=true&_page=1&_limit=2>; rel=\"first\", \
+             </api/things?on=true&_page=1&_limit=2>; rel=\"prev\", \
+             </api/things?on=true&_page=3&_limit=2>; rel=\"next\", \
+             </api/things?on=true&_page=3&_limit=2>; rel=\"last\""
+        );
+        assert_eq!(
+            link("_page=1", 0).unwrap(),
+            "</api/things?_page=1&_limit=10>; rel=\"first\", </api/things?_page=1&_limit=10>; rel=\"last\""
+        );
+        let beyond = link("_page=9&_limit=2", 5).unwrap();
+        assert!(
+            beyond.contains("_page=3&_limit=2>; rel=\"prev\""),
+            "{beyond}"
+        );
+        assert!(!beyond.contains("next"), "{beyond}");
+    }
+}
