@@ -298,6 +298,25 @@ def main():
             server = Running(SERVER, ["--log-level", "warn", "--data", data], threads=None)
             durable[count].append(wrk(server.url, scripts["POST"], 16, duration))
             server.stop()
+    # List queries over big stores: a page, and a filter matching a third.
+    query_paths = {"`?_page=50&_limit=20`": "/api/todos?_page=50&_limit=20",
+                   "`?userId=3`": "/api/todos?userId=3"}
+    query_rates = {(label, count): [] for label in query_paths for count in (10_000, 100_000)}
+    fixtures[10_000] = os.path.join(workdir, "fixture-10000.json")
+    fixture(fixtures[10_000], 10_000)
+    for label, path in query_paths.items():
+        script = os.path.join(workdir, re.sub(r"\W+", "_", label) + ".lua")
+        with open(script, "w") as f:
+            f.write(f'wrk.method = "GET"\nwrk.path = "{path}"\n')
+        scripts[label] = script
+    for _ in range(rounds):
+        for count in (10_000, 100_000):
+            data = fresh_data(workdir, fixtures[count])
+            server = Running(SERVER, ["--log-level", "warn", "--data", data])
+            for label in query_paths:
+                query_rates[(label, count)].append(wrk(server.url, scripts[label], 16, duration))
+            server.stop()
+
     durable_starts = []
     for _ in range(startups):
         data = fresh_data(workdir, fixtures[100_000])
@@ -342,10 +361,17 @@ def main():
     print()
     print("| `--data` (durable, default workers) | widgets-todos |")
     print("|---|---|")
-    for count, rates_ in durable.items():
+    for count in (STORED, 100_000):
+        rates_ = durable[count]
         print(f"| POST, 16 conns, {count:,} todos stored | {fmt_rate(rates_)} req/s |")
     print(f"| start-up with 100,000 todos, exec to first 200 (median of {startups}) "
           f"| {statistics.median(durable_starts) * 1000:.0f} ms |")
+    print()
+    print("| list query, 16 conns | 10,000 todos | 100,000 todos |")
+    print("|---|---|---|")
+    for label in query_paths:
+        print(f"| GET {label} | {fmt_rate(query_rates[(label, 10_000)])} "
+              f"| {fmt_rate(query_rates[(label, 100_000)])} |")
 
 
 if __name__ == "__main__":
