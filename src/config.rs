@@ -9,6 +9,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cors::{Cors, parse_origin};
+
 /// Everything the server needs to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -25,6 +27,8 @@ pub struct Config {
     pub write_timeout: Duration,
     /// `--data`: where the data is kept; `None` keeps it in memory only.
     pub data: Option<PathBuf>,
+    /// `--cors-origin`, `--no-cors`: which origins browsers may call from.
+    pub cors: Cors,
 }
 
 impl Default for Config {
@@ -39,6 +43,7 @@ impl Default for Config {
             read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
             data: None,
+            cors: Cors::Any,
         }
     }
 }
@@ -103,6 +108,9 @@ Options (each also read from the environment variable shown; a flag wins):
   --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
   --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
   --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
+  --cors-origin ORIGIN    let browsers call only from ORIGIN (repeatable, or comma-separated)
+                          [CORS_ORIGINS] (default: any origin)
+  --no-cors               send no CORS headers at all
   --data PATH             keep the data in PATH (and PATH.journal), every write durable before
                           its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
@@ -193,6 +201,21 @@ const OPTS: &[Opt] = &[
         },
     },
     Opt {
+        flag: "--cors-origin",
+        env: "CORS_ORIGINS",
+        set: |c, v| {
+            const EXPECTED: &str = "origins like http://localhost:3000, comma-separated";
+            for origin in v.split(',') {
+                let origin = parse_origin(origin).ok_or(EXPECTED)?;
+                match &mut c.cors {
+                    Cors::Origins(origins) => origins.push(origin),
+                    _ => c.cors = Cors::Origins(vec![origin]),
+                }
+            }
+            Ok(())
+        },
+    },
+    Opt {
         flag: "--write-timeout",
         env: "WRITE_TIMEOUT",
         set: |c, v| {
@@ -242,12 +265,28 @@ pub fn parse(
     }
 
     let explicit_threads = env("THREADS").is_some_and(|v| !v.is_empty())
-        || args
-            .iter()
-            .any(|a| a == "--threads" || a.starts_with("--threads="));
+        || args.iter().any(|a| is_flag(a, "--threads"));
+
+    // CORS flags replace the environment's origins rather than add to them.
+    let cors_flags = args.iter().filter(|a| is_flag(a, "--cors-origin")).count();
+    let no_cors = args.iter().any(|a| a == "--no-cors");
+    if cors_flags > 0 || no_cors {
+        config.cors = Cors::Any;
+    }
+    if cors_flags > 0 && no_cors {
+        return Err(ConfigError::BadValue {
+            source: "--no-cors".into(),
+            value: "--no-cors".into(),
+            expected: "either --no-cors or --cors-origin, not both",
+        });
+    }
 
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
+        if arg == "--no-cors" {
+            config.cors = Cors::Off;
+            continue;
+        }
         // Both `--port 8080` and `--port=8080`.
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) => (name, Some(value.to_string())),
@@ -273,6 +312,12 @@ pub fn parse(
         config.threads = config.threads.max(DURABLE_THREADS);
     }
     Ok(Command::Serve(config))
+}
+
+/// Whether `arg` is `flag`, as `--flag` or `--flag=value`.
+fn is_flag(arg: &str, flag: &str) -> bool {
+    arg.strip_prefix(flag)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
 }
 
 /// The default `--threads` with `--data`, when more than the CPUs.
@@ -339,6 +384,40 @@ mod tests {
         assert_eq!(config(&["--data", "s", "--threads", "2"], &[]).threads, 2);
         assert_eq!(config(&["--data=s"], &[("THREADS", "3")]).threads, 3);
         assert_eq!(config(&[], &[("DATA_FILE", "")]).data, None);
+    }
+
+    #[test]
+    fn cors_flags() {
+        assert_eq!(config(&[], &[]).cors, Cors::Any);
+        assert_eq!(config(&["--no-cors"], &[]).cors, Cors::Off);
+        let origins = |list: &[&str]| Cors::Origins(list.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            config(
+                &[
+                    "--cors-origin",
+                    "http://a.test",
+                    "--cors-origin=https://b.test:8443"
+                ],
+                &[]
+            )
+            .cors,
+            origins(&["http://a.test", "https://b.test:8443"])
+        );
+        assert_eq!(
+            config(&[], &[("CORS_ORIGINS", "http://a.test, http://B.test")]).cors,
+            origins(&["http://a.test", "http://b.test"])
+        );
+        // Flags replace the environment's list.
+        assert_eq!(
+            config(
+                &["--cors-origin", "http://c.test"],
+                &[("CORS_ORIGINS", "http://a.test")]
+            )
+            .cors,
+            origins(&["http://c.test"])
+        );
+        assert!(parse_with(&["--cors-origin", "a.test"], &[]).is_err());
+        assert!(parse_with(&["--no-cors", "--cors-origin", "http://a.test"], &[]).is_err());
     }
 
     #[test]

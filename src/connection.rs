@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::access_log;
+use crate::cors::{Asked, Cors};
 use crate::error::ApiError;
 use crate::request::{Method, Request};
 use crate::response::Reply;
@@ -46,8 +47,7 @@ pub const MAX_PIPELINED: usize = 64;
 /// The connection bookkeeping all workers share.
 pub struct Connections {
     handler: Arc<Handler>,
-    max_body_bytes: usize,
-    read_timeout: Duration,
+    settings: Arc<Settings>,
     /// Lanes and condemned connections, under one lock so that a request
     /// takes it once on arrival and once when done.
     book: Arc<Mutex<Book>>,
@@ -99,23 +99,29 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     })
 }
 
+/// What every exchange needs to know from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--max-body-bytes`.
+    pub max_body_bytes: usize,
+    /// `--read-timeout`: also the most a whole request body may take.
+    pub read_timeout: Duration,
+    /// The CORS headers to add to every reply.
+    pub cors: Cors,
+}
+
 impl Connections {
-    pub fn new(
-        handler: Arc<Handler>,
-        max_body_bytes: usize,
-        read_timeout: Duration,
-    ) -> Connections {
+    pub fn new(handler: Arc<Handler>, settings: Settings) -> Connections {
         Connections {
             handler,
-            max_body_bytes,
-            read_timeout,
+            settings: Arc::new(settings),
             book: Arc::default(),
         }
     }
 
     /// How long a condemned connection stays condemned without a request.
     fn horizon(&self) -> Duration {
-        self.read_timeout + Duration::from_secs(1)
+        self.settings.read_timeout + Duration::from_secs(1)
     }
 
     /// Serves `request` now, or queues it behind the request its
@@ -183,24 +189,24 @@ impl Connections {
     }
 
     fn serve_one(&self, request: tiny_http::Request, peer: Option<SocketAddr>) {
-        let (limit, timeout) = (self.max_body_bytes, self.read_timeout);
         if !body_arrives_slowly(&request) {
-            let outcome = serve(request, &*self.handler, limit, timeout);
+            let outcome = serve(request, &*self.handler, &self.settings);
             condemn_if(&self.book, peer, outcome, self.horizon());
             return;
         }
         // A body still on its way could hold this worker for up to the read
         // timeout; a few slow uploads would hold them all. It gets a thread
         // of its own instead (its connection already has one).
-        let (handler, book, horizon) = (
+        let (handler, settings, book, horizon) = (
             Arc::clone(&self.handler),
+            Arc::clone(&self.settings),
             Arc::clone(&self.book),
             self.horizon(),
         );
         let spawned = std::thread::Builder::new()
             .name("upload".into())
             .spawn(move || {
-                let outcome = serve(request, &*handler, limit, timeout);
+                let outcome = serve(request, &*handler, &settings);
                 condemn_if(&book, peer, outcome, horizon);
             });
         if let Err(err) = spawned {
@@ -298,12 +304,12 @@ fn header_count(request: &tiny_http::Request, name: &str) -> usize {
 }
 
 /// Serves one request from start to finish: see the module comment.
-fn serve(
-    mut request: tiny_http::Request,
-    handler: &Handler,
-    max_body_bytes: usize,
-    read_timeout: Duration,
-) -> Outcome {
+fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings) -> Outcome {
+    let Settings {
+        max_body_bytes,
+        read_timeout,
+        ..
+    } = *settings;
     let started = Instant::now();
     let method = Method::parse(request.method().as_str());
     let method_name: Cow<'static, str> = match method.name() {
@@ -365,6 +371,16 @@ fn serve(
         // the rest of that body, not a request.
         outcome = Outcome::Condemn;
     }
+    let mut reply = reply;
+    let asked = |name| request.headers().get(name).map(|v| v.as_str());
+    settings.cors.apply(
+        &mut reply,
+        Asked {
+            origin: asked("Origin"),
+            method: asked("Access-Control-Request-Method"),
+            headers: asked("Access-Control-Request-Headers"),
+        },
+    );
 
     let date = http_date();
     let remote = request.remote_addr().copied();

@@ -22,6 +22,7 @@
 //!   framing checks, one worker per connection, condemned
 //!   connections. With `server`, the only modules that touch sockets.
 //! - `access_log`: one line per request, buffered and written in batches.
+//! - `cors`: the CORS headers every response gets.
 //! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
 //! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
 //!   the query string.
@@ -39,6 +40,7 @@
 pub mod access_log;
 pub mod config;
 pub mod connection;
+pub mod cors;
 pub mod error;
 pub mod query;
 pub mod request;

@@ -23,11 +23,15 @@ use crate::error::ApiError;
 use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
 use crate::resource::{self, Resource};
-use crate::response::Reply;
+use crate::response::{JSON, Reply, etag, none_match_hits};
 use crate::store::Store;
 use crate::todos::Todo;
 use crate::validate::parse_decimal;
 use crate::widgets::Widget;
+use std::sync::OnceLock;
+
+/// The OpenAPI 3.1 document describing this API.
+pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 
 const INDEX_ALLOW: &str = "GET, HEAD, OPTIONS";
 const COLLECTION_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
@@ -38,6 +42,12 @@ const ITEM_ALLOW: &str = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
 struct Index {
     widgets: &'static str,
     todos: &'static str,
+}
+
+/// The body of `GET /healthz`.
+#[derive(serde::Serialize)]
+struct Health {
+    status: &'static str,
 }
 
 /// The application: what answers a request once it has been read.
@@ -60,6 +70,8 @@ impl App {
         let segments = segments(path).ok_or_else(|| ApiError::no_route(path))?;
         match segments {
             [Some("api"), None, ..] => self.index(req),
+            [Some("healthz"), None, ..] => self.health(req),
+            [Some("api"), Some("openapi.json"), None, _] => self.openapi(req),
             [Some("api"), Some("widgets"), None, _] => self.collection::<Widget>(req),
             [Some("api"), Some("widgets"), Some(id), None] => self.item::<Widget>(req, id),
             [Some("api"), Some("todos"), None, _] => self.collection::<Todo>(req),
@@ -81,6 +93,37 @@ impl App {
                 },
             )),
         }
+    }
+
+    /// `/healthz`, outside `/api`: 200 while the server can serve (with
+    /// `--data`, while its journal can be written), else 503.
+    fn health(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+        prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head], Query::None)?;
+        match req.method {
+            Method::Options => Ok(options(INDEX_ALLOW)),
+            _ => {
+                self.store.writable()?;
+                Ok(Reply::json(200, &Health { status: "ok" }))
+            }
+        }
+    }
+
+    /// `/api/openapi.json`: the OpenAPI document, `src/openapi.json`,
+    /// embedded at build time.
+    fn openapi(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+        static TAG: OnceLock<String> = OnceLock::new();
+        prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head], Query::None)?;
+        if req.method == Method::Options {
+            return Ok(options(INDEX_ALLOW));
+        }
+        let tag = TAG.get_or_init(|| etag(OPENAPI));
+        if req
+            .if_none_match
+            .is_some_and(|header| none_match_hits(header, tag))
+        {
+            return Ok(Reply::empty(304).with_header("ETag", tag.as_str()));
+        }
+        Ok(Reply::bytes(200, JSON, OPENAPI.to_vec()).with_header("ETag", tag.as_str()))
     }
 
     /// `/api/widgets`, `/api/todos`.

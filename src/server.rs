@@ -45,7 +45,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::Config;
 pub use crate::connection::Handler;
-use crate::connection::{Connections, lock};
+use crate::connection::{Connections, Settings, lock};
 
 /// How long the heartbeat waits for tiny_http to answer its probe.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -155,7 +155,14 @@ impl Server {
             addr,
             workers: config.threads,
             read_timeout: config.read_timeout,
-            connections: Connections::new(handler, config.max_body_bytes, config.read_timeout),
+            connections: Connections::new(
+                handler,
+                Settings {
+                    max_body_bytes: config.max_body_bytes,
+                    read_timeout: config.read_timeout,
+                    cors: config.cors.clone(),
+                },
+            ),
             stopping: AtomicBool::new(false),
             replacing: Mutex::new((Instant::now(), Duration::ZERO)),
             heartbeat: Mutex::new(None),

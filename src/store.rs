@@ -210,8 +210,8 @@ impl Store {
         lock(T::slot(self)).items.contains_key(&id)
     }
 
-    /// 503 when the data files can no longer be written.
-    fn check_writable(&self) -> Result<(), ApiError> {
+    /// 503 when the data files can no longer be written (with `--data`).
+    pub fn writable(&self) -> Result<(), ApiError> {
         match &self.shared.storage {
             Some(storage) => storage.check_writable(),
             None => Ok(()),
@@ -231,7 +231,7 @@ impl Store {
     pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, T), ApiError> {
         let (id, item, seq) = {
             let mut collection = lock(T::slot(self));
-            self.check_writable()?;
+            self.writable()?;
             if collection.items.len() >= self.shared.max_items {
                 return Err(ApiError::InsufficientStorage {
                     kind: T::KIND,
@@ -262,7 +262,7 @@ impl Store {
     ) -> Result<Option<T>, ApiError> {
         let (item, seq) = {
             let mut collection = lock(T::slot(self));
-            self.check_writable()?;
+            self.writable()?;
             let Some(item) = collection.items.get_mut(&id) else {
                 return Ok(None);
             };
@@ -286,7 +286,7 @@ impl Store {
     ) -> Result<bool, ApiError> {
         let seq = {
             let mut collection = lock(T::slot(self));
-            self.check_writable()?;
+            self.writable()?;
             let Some(item) = collection.items.get(&id) else {
                 return Ok(false);
             };

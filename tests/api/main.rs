@@ -6,6 +6,7 @@
 mod support;
 
 mod cli;
+mod ecosystem;
 mod errors;
 mod hardening;
 mod lifecycle;
