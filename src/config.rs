@@ -29,7 +29,36 @@ pub struct Config {
     pub data: Option<PathBuf>,
     /// `--cors-origin`, `--no-cors`: which origins browsers may call from.
     pub cors: Cors,
+    /// `--allow-reset`: `DELETE` on a collection empties it.
+    pub allow_reset: bool,
+    /// `--delay`: added before every `/api` response.
+    pub delay: Duration,
+    /// `--auth-token`, `--auth-token-file`: the bearer token `/api` needs.
+    pub auth_token: Option<Secret>,
 }
+
+/// A value that must not be printed: `Debug` shows only its length.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secret({} bytes)", self.0.len())
+    }
+}
+
+/// The longest `--delay` and `_delay`, in milliseconds.
+pub const MAX_DELAY_MS: u64 = 10_000;
 
 impl Default for Config {
     fn default() -> Config {
@@ -44,6 +73,9 @@ impl Default for Config {
             write_timeout: Duration::from_secs(30),
             data: None,
             cors: Cors::Any,
+            allow_reset: false,
+            delay: Duration::ZERO,
+            auth_token: None,
         }
     }
 }
@@ -111,6 +143,11 @@ Options (each also read from the environment variable shown; a flag wins):
   --cors-origin ORIGIN    let browsers call only from ORIGIN (repeatable, or comma-separated)
                           [CORS_ORIGINS] (default: any origin)
   --no-cors               send no CORS headers at all
+  --allow-reset           let DELETE /api/widgets and /api/todos remove every item
+  --delay MS              wait MS milliseconds (0 to 10000) before every /api response [DELAY]
+                          (default 0; one request can ask with ?_delay=MS)
+  --auth-token TOKEN      require 'Authorization: Bearer TOKEN' on /api (not OPTIONS) [AUTH_TOKEN]
+  --auth-token-file PATH  the same, the token read from PATH [AUTH_TOKEN_FILE]
   --data PATH             keep the data in PATH (and PATH.journal), every write durable before
                           its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
@@ -216,6 +253,33 @@ const OPTS: &[Opt] = &[
         },
     },
     Opt {
+        flag: "--delay",
+        env: "DELAY",
+        set: |c, v| {
+            let ms = number(v, 0, MAX_DELAY_MS as usize).ok_or("milliseconds from 0 to 10000")?;
+            c.delay = Duration::from_millis(ms as u64);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--auth-token",
+        env: "AUTH_TOKEN",
+        set: |c, v| {
+            c.auth_token = Some(token(v)?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--auth-token-file",
+        env: "AUTH_TOKEN_FILE",
+        set: |c, v| {
+            let text =
+                std::fs::read_to_string(v).map_err(|_| "a readable file holding the token")?;
+            c.auth_token = Some(token(text.trim_end_matches(['\n', '\r']))?);
+            Ok(())
+        },
+    },
+    Opt {
         flag: "--write-timeout",
         env: "WRITE_TIMEOUT",
         set: |c, v| {
@@ -224,6 +288,29 @@ const OPTS: &[Opt] = &[
         },
     },
 ];
+
+/// A value as an error message may show it: never a token.
+fn shown(opt: &Opt, value: String) -> String {
+    if opt.flag == "--auth-token" {
+        "(hidden)".into()
+    } else {
+        value
+    }
+}
+
+/// A bearer token: the characters RFC 6750 allows (`b64token`), 1 to 1024.
+fn token(text: &str) -> Result<Secret, &'static str> {
+    let valid = !text.is_empty()
+        && text.len() <= 1024
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
+    if valid {
+        Ok(Secret::new(text))
+    } else {
+        Err("a token of 1 to 1024 characters from A-Z a-z 0-9 - . _ ~ + / =")
+    }
+}
 
 fn seconds(text: &str) -> Option<Duration> {
     number(text, 1, 3600).map(|n| Duration::from_secs(n as u64))
@@ -258,7 +345,7 @@ pub fn parse(
         if let Some(value) = env(opt.env).filter(|v| !v.is_empty()) {
             (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
                 source: format!("environment variable {}", opt.env),
-                value,
+                value: shown(opt, value),
                 expected,
             })?;
         }
@@ -287,6 +374,10 @@ pub fn parse(
             config.cors = Cors::Off;
             continue;
         }
+        if arg == "--allow-reset" {
+            config.allow_reset = true;
+            continue;
+        }
         // Both `--port 8080` and `--port=8080`.
         let (name, inline) = match arg.split_once('=') {
             Some((name, value)) => (name, Some(value.to_string())),
@@ -302,7 +393,7 @@ pub fn parse(
         };
         (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
             source: opt.flag.to_string(),
-            value,
+            value: shown(opt, value),
             expected,
         })?;
     }
@@ -384,6 +475,39 @@ mod tests {
         assert_eq!(config(&["--data", "s", "--threads", "2"], &[]).threads, 2);
         assert_eq!(config(&["--data=s"], &[("THREADS", "3")]).threads, 3);
         assert_eq!(config(&[], &[("DATA_FILE", "")]).data, None);
+    }
+
+    #[test]
+    fn tester_flags() {
+        let c = config(
+            &[
+                "--allow-reset",
+                "--delay",
+                "250",
+                "--auth-token",
+                "s3cr3t.token",
+            ],
+            &[],
+        );
+        assert!(c.allow_reset);
+        assert_eq!(c.delay, Duration::from_millis(250));
+        assert_eq!(c.auth_token, Some(Secret::new("s3cr3t.token")));
+        assert!(
+            !format!("{c:?}").contains("s3cr3t"),
+            "the token is never printed"
+        );
+        assert_eq!(
+            config(&[], &[("AUTH_TOKEN", "abc")]).auth_token,
+            Some(Secret::new("abc"))
+        );
+        assert!(parse_with(&["--delay", "10001"], &[]).is_err());
+        assert!(parse_with(&["--auth-token", "has space"], &[]).is_err());
+        assert!(parse_with(&["--auth-token-file", "/nonexistent/token"], &[]).is_err());
+        let path = std::env::temp_dir().join(format!("wt-token-{}", std::process::id()));
+        std::fs::write(&path, "from-file\n").unwrap();
+        let c = config(&["--auth-token-file", path.to_str().unwrap()], &[]);
+        assert_eq!(c.auth_token, Some(Secret::new("from-file")));
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::access_log;
 use crate::cors::{Asked, Cors};
+use crate::delay;
 use crate::error::ApiError;
 use crate::request::{Method, Request};
 use crate::response::Reply;
@@ -319,6 +320,7 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
     let target = request.url().to_string();
     let content_type = header(&request, "Content-Type");
     let accept = header(&request, "Accept");
+    let authorization = header(&request, "Authorization");
     let if_none_match = header(&request, "If-None-Match");
     let if_match = header(&request, "If-Match");
     let connection = connection_header(&request);
@@ -347,6 +349,7 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
                 target: &target,
                 content_type: content_type.as_deref(),
                 accept: accept.as_deref(),
+                authorization: authorization.as_deref(),
                 if_none_match: if_none_match.as_deref(),
                 if_match: if_match.as_deref(),
                 content_length,
@@ -385,14 +388,21 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
     let date = http_date();
     let remote = request.remote_addr().copied();
     let status = reply.status;
-    let sent = if body_finished {
+    let sent = if body_finished && reply.delay.is_zero() {
         write_reply(request, &reply, &date, method == Method::Head, connection)
+    } else if body_finished {
+        // Sent later by the delay thread; this worker moves on.
+        let bytes = reply.encode(&date, method == Method::Head, connection);
+        let length = bytes.len();
+        delay::send_at(started + reply.delay, request, bytes);
+        Ok(length)
     } else {
         // Hand the request to a thread of its own: see `respond_before_drain`.
         let bytes = reply.body_bytes().len();
         let spawned = std::thread::Builder::new()
             .name("drain".into())
             .spawn(move || {
+                std::thread::sleep(reply.delay);
                 if let Err(err) = respond_before_drain(request, &reply, &date) {
                     log::debug!("cannot send the response: {err}");
                 }

@@ -37,6 +37,8 @@ pub enum ApiError {
         detail: String,
         hint: Option<&'static str>,
     },
+    /// 401: `--auth-token` is set and the request lacks that bearer token.
+    Unauthorized { detail: String },
     /// 404: no route has this path, the id is malformed, or no item has it.
     NotFound { detail: String },
     /// 405: the path exists but not with this method. `allow` is the value of
@@ -71,6 +73,7 @@ impl ApiError {
     pub fn status(&self) -> u16 {
         match self {
             ApiError::BadRequest { .. } => 400,
+            ApiError::Unauthorized { .. } => 401,
             ApiError::NotFound { .. } => 404,
             ApiError::MethodNotAllowed { .. } => 405,
             ApiError::NotAcceptable => 406,
@@ -105,6 +108,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest { hint, .. } => *hint,
             ApiError::MethodNotAllowed { .. } => Some("use one of the methods in the Allow header"),
+            ApiError::Unauthorized { .. } => Some("send Authorization: Bearer <token>"),
             ApiError::NotAcceptable => {
                 Some("accept application/json or application/problem+json, or omit Accept")
             }
@@ -125,6 +129,7 @@ impl fmt::Display for ApiError {
         match self {
             ApiError::BadRequest { detail, .. } => f.write_str(detail),
             ApiError::NotFound { detail } => f.write_str(detail),
+            ApiError::Unauthorized { detail } => f.write_str(detail),
             ApiError::MethodNotAllowed { method, allow } => {
                 write!(f, "{method} is not allowed here; allowed: {allow}")
             }

@@ -23,6 +23,8 @@
 //!   connections. With `server`, the only modules that touch sockets.
 //! - `access_log`: one line per request, buffered and written in batches.
 //! - `cors`: the CORS headers every response gets.
+//! - `delay`: responses held back by `--delay`/`_delay`, sent by a timer
+//!   thread.
 //! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
 //! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
 //!   the query string.
@@ -41,6 +43,7 @@ pub mod access_log;
 pub mod config;
 pub mod connection;
 pub mod cors;
+pub mod delay;
 pub mod error;
 pub mod query;
 pub mod request;
@@ -74,7 +77,8 @@ pub fn open_store(config: &Config) -> Result<Store, String> {
 /// Opens the store and serves it on `config.host:config.port`.
 pub fn start(config: &Config) -> io::Result<Server> {
     let store = open_store(config).map_err(io::Error::other)?;
-    start_app(config, Arc::new(App::new(store)))
+    let options = router::Options::from_config(config);
+    start_app(config, Arc::new(App::with_options(store, options)))
 }
 
 /// Binds and serves the given application (tests keep a handle on its store).

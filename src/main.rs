@@ -11,7 +11,7 @@ use std::time::Duration;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use widgets_todos::config::{self, Command};
-use widgets_todos::router::App;
+use widgets_todos::router::{App, Options};
 
 /// How long in-flight requests get after SIGINT/SIGTERM before we exit anyway.
 const GRACE: Duration = Duration::from_secs(5);
@@ -55,7 +55,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let app = Arc::new(App::new(store));
+    let app = Arc::new(App::with_options(store, Options::from_config(&config)));
 
     let server = match widgets_todos::start_app(&config, Arc::clone(&app)) {
         Ok(server) => server,

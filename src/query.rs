@@ -21,6 +21,9 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
+use crate::config::MAX_DELAY_MS;
 use crate::error::ApiError;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 
@@ -228,7 +231,9 @@ fn contains_folded(text: &str, needle: &str) -> bool {
     text.to_lowercase().contains(needle)
 }
 
-const RESERVED: &[&str] = &["q", "_sort", "_order", "_page", "_limit", "_start", "_end"];
+const RESERVED: &[&str] = &[
+    "q", "_sort", "_order", "_page", "_limit", "_start", "_end", "_delay",
+];
 const OPERATORS: &[(&str, Op)] = &[
     ("_ne", Op::Ne),
     ("_gte", Op::Gte),
@@ -238,6 +243,7 @@ const OPERATORS: &[(&str, Op)] = &[
 
 /// Parses the query string of a list request for resource `T`.
 pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
+    delay_param(query)?;
     let mut parsed = ListQuery {
         filters: Vec::new(),
         search: None,
@@ -255,10 +261,12 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
             continue;
         }
         if let Some(&reserved) = RESERVED.iter().find(|r| **r == name) {
-            if reserved != "_page" && reserved != "_limit" {
+            if !matches!(reserved, "_page" | "_limit" | "_delay") {
                 parsed.kept.push((name.clone(), value.clone()));
             }
             match reserved {
+                // Checked, and applied, by `delay_param`.
+                "_delay" => {}
                 "q" => match &mut parsed.search {
                     Some(_) => return Err(repeated("q")),
                     None => parsed.search = Some(value.to_lowercase()),
@@ -297,6 +305,30 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
     parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
     parsed.slice = parse_slice(&numbers)?;
     Ok(parsed)
+}
+
+/// The `_delay` parameter of any `/api` request: milliseconds, 0 to
+/// 10,000, at most once. `None` when absent.
+pub fn delay_param(query: Option<&str>) -> Result<Option<Duration>, ApiError> {
+    let mut delay = None;
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+        if name != "_delay" {
+            continue;
+        }
+        if delay.is_some() {
+            return Err(repeated("_delay"));
+        }
+        let ms = parse_decimal(&value)
+            .filter(|ms| *ms <= MAX_DELAY_MS)
+            .ok_or_else(|| {
+                bad(
+                    "_delay",
+                    format!("'{value}' is not a number of milliseconds from 0 to {MAX_DELAY_MS}"),
+                )
+            })?;
+        delay = Some(Duration::from_millis(ms));
+    }
+    Ok(delay)
 }
 
 fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), ApiError> {
@@ -463,7 +495,7 @@ fn field_names<T: Queryable>() -> String {
 /// What a list query may contain, for error messages.
 fn valid_parameters<T: Queryable>() -> String {
     format!(
-        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end",
+        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, _delay",
         fields = field_names::<T>()
     )
 }

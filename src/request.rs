@@ -65,6 +65,8 @@ pub struct Request<'a> {
     pub target: &'a str,
     pub content_type: Option<&'a str>,
     pub accept: Option<&'a str>,
+    /// `Authorization`, for `--auth-token`.
+    pub authorization: Option<&'a str>,
     /// `If-None-Match` (GET, HEAD) and `If-Match` (PUT, PATCH, DELETE).
     pub if_none_match: Option<&'a str>,
     pub if_match: Option<&'a str>,
@@ -87,13 +89,16 @@ impl<'a> Request<'a> {
         self.target.split_once('?').map(|(_, q)| q)
     }
 
-    /// Rejects any query parameter: for paths that take none (the contract:
-    /// "a trailing query string ... is 400, naming the parameter").
+    /// Rejects any query parameter but `_delay` (checked by
+    /// [`crate::query::delay_param`]): for paths that take none (the
+    /// contract: "a trailing query string ... is 400, naming the parameter").
     pub fn forbid_query(&self) -> Result<(), ApiError> {
         let Some(query) = self.query() else {
             return Ok(());
         };
-        match query.split('&').find(|pair| !pair.is_empty()) {
+        crate::query::delay_param(Some(query))?;
+        let named = |pair: &&str| pair.split_once('=').map_or(*pair, |(n, _)| n) != "_delay";
+        match query.split('&').filter(named).find(|pair| !pair.is_empty()) {
             None => Ok(()),
             Some(pair) => {
                 let name = pair.split_once('=').map_or(pair, |(n, _)| n);
@@ -532,6 +537,7 @@ mod tests {
             target,
             content_type: Some("application/json"),
             accept: None,
+            authorization: None,
             if_none_match: None,
             if_match: None,
             content_length: None,

@@ -166,6 +166,13 @@ pub fn delete<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<
     }
 }
 
+/// `DELETE /api/{collection}` with `--allow-reset`: removes every item; ids
+/// are still never reused.
+pub fn clear<T: Resource>(store: &Store) -> Result<Reply, ApiError> {
+    store.clear::<T>()?;
+    Ok(Reply::empty(204))
+}
+
 /// The `ETag` of a reply's body, added to it.
 fn tagged(reply: Reply) -> Reply {
     let tag = etag(reply.body_bytes());

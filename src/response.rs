@@ -8,6 +8,7 @@
 //! section 8.6 forbids) and cannot say `Connection: close`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -24,6 +25,9 @@ pub struct Reply {
     pub headers: Vec<(&'static str, String)>,
     /// The body and its media type; `None` for 204.
     pub body: Option<(&'static str, Body)>,
+    /// How long to hold the response back (`--delay`, `_delay`): the
+    /// connection layer sends it this much later, without a worker waiting.
+    pub delay: Duration,
 }
 
 /// A response body: bytes made for this response, or bytes shared with the
@@ -64,6 +68,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: Some((content_type, Body::Owned(bytes))),
+            delay: Duration::ZERO,
         }
     }
 
@@ -73,6 +78,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: Some((JSON, Body::Shared(bytes))),
+            delay: Duration::ZERO,
         }
     }
 
@@ -82,6 +88,7 @@ impl Reply {
             status,
             headers: Vec::new(),
             body: None,
+            delay: Duration::ZERO,
         }
     }
 
@@ -240,6 +247,7 @@ impl From<ApiError> for Reply {
         let reply = Reply::bytes(status, PROBLEM_JSON, bytes);
         match err {
             ApiError::MethodNotAllowed { allow, .. } => reply.with_header("Allow", allow),
+            ApiError::Unauthorized { .. } => reply.with_header("WWW-Authenticate", "Bearer"),
             _ => reply,
         }
     }

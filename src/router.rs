@@ -19,6 +19,9 @@
 //!    media type (415), syntax (400) and validation (422); then the store
 //!    (507 when full). GET and HEAD: 304 for a matching `If-None-Match`.
 
+use std::time::Duration;
+
+use crate::config::{Config, Secret};
 use crate::error::ApiError;
 use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
@@ -35,6 +38,7 @@ pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 
 const INDEX_ALLOW: &str = "GET, HEAD, OPTIONS";
 const COLLECTION_ALLOW: &str = "GET, HEAD, POST, OPTIONS";
+const COLLECTION_ALLOW_RESET: &str = "GET, HEAD, POST, DELETE, OPTIONS";
 const ITEM_ALLOW: &str = "GET, HEAD, PUT, PATCH, DELETE, OPTIONS";
 
 /// The body of `GET /api`: where the collections are.
@@ -53,20 +57,56 @@ struct Health {
 /// The application: what answers a request once it has been read.
 pub struct App {
     pub store: Store,
+    options: Options,
+}
+
+/// The options of [`App`] that change what the API does, for testers:
+/// `--allow-reset`, `--delay`, `--auth-token`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub allow_reset: bool,
+    pub delay: Duration,
+    pub auth_token: Option<Secret>,
+}
+
+impl Options {
+    pub fn from_config(config: &Config) -> Options {
+        Options {
+            allow_reset: config.allow_reset,
+            delay: config.delay,
+            auth_token: config.auth_token.clone(),
+        }
+    }
 }
 
 impl App {
+    /// The application with every tester option off.
     pub fn new(store: Store) -> App {
-        App { store }
+        App::with_options(store, Options::default())
+    }
+
+    pub fn with_options(store: Store, options: Options) -> App {
+        App { store, options }
     }
 
     /// Answers one request. Never fails: every error becomes its problem+json.
+    /// An `/api` response is held back by `_delay` or `--delay`.
     pub fn handle(&self, req: &mut Request<'_>) -> Reply {
-        self.route(req).unwrap_or_else(Reply::from)
+        let mut reply = self.route(req).unwrap_or_else(Reply::from);
+        if is_api(req.path()) {
+            reply.delay = query::delay_param(req.query())
+                .ok()
+                .flatten()
+                .unwrap_or(self.options.delay);
+        }
+        reply
     }
 
     fn route(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
         let path = req.path();
+        if is_api(path) && req.method != Method::Options {
+            self.authorize(req)?;
+        }
         let segments = segments(path).ok_or_else(|| ApiError::no_route(path))?;
         match segments {
             [Some("api"), None, ..] => self.index(req),
@@ -92,6 +132,31 @@ impl App {
                     todos: Todo::PATH,
                 },
             )),
+        }
+    }
+
+    /// With `--auth-token`: 401 unless `Authorization: Bearer TOKEN`. The
+    /// comparison takes the same time wherever the tokens differ.
+    fn authorize(&self, req: &Request<'_>) -> Result<(), ApiError> {
+        let Some(expected) = &self.options.auth_token else {
+            return Ok(());
+        };
+        let sent = req.authorization.and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("Bearer")
+                .then_some(token.trim_start())
+        });
+        match sent {
+            Some(token) if constant_time_eq(token.as_bytes(), expected.expose().as_bytes()) => {
+                Ok(())
+            }
+            Some(_) => Err(ApiError::Unauthorized {
+                detail: "the bearer token is wrong".into(),
+            }),
+            None => Err(ApiError::Unauthorized {
+                detail: "this server needs Authorization: Bearer <token> on /api".into(),
+            }),
         }
     }
 
@@ -128,12 +193,19 @@ impl App {
 
     /// `/api/widgets`, `/api/todos`.
     fn collection<T: Resource>(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
-        let methods = [Method::Get, Method::Head, Method::Post];
+        let (allow, methods): (_, &[Method]) = if self.options.allow_reset {
+            (
+                COLLECTION_ALLOW_RESET,
+                &[Method::Get, Method::Head, Method::Post, Method::Delete],
+            )
+        } else {
+            (COLLECTION_ALLOW, &[Method::Get, Method::Head, Method::Post])
+        };
         let reading = matches!(req.method, Method::Get | Method::Head);
         let query = prepare(
             req,
-            COLLECTION_ALLOW,
-            &methods,
+            allow,
+            methods,
             if reading {
                 Query::List(query::parse::<T>)
             } else {
@@ -141,8 +213,9 @@ impl App {
             },
         )?;
         match req.method {
-            Method::Options => Ok(options(COLLECTION_ALLOW)),
+            Method::Options => Ok(options(allow)),
             Method::Post => resource::create::<T>(&self.store, req),
+            Method::Delete => resource::clear::<T>(&self.store),
             _ => Ok(resource::list::<T>(
                 &self.store,
                 req,
@@ -217,6 +290,23 @@ fn prepare(
     Ok(parsed)
 }
 
+/// Whether `path` is under `/api` (where auth and delays apply).
+fn is_api(path: &str) -> bool {
+    matches!(segments(path), Some([Some("api"), ..]))
+}
+
+/// Equality that looks at every byte whatever the first difference, so
+/// the time taken does not tell how much of a guessed token was right.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut differ = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        differ |= usize::from(x ^ y);
+    }
+    differ == 0
+}
+
 /// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
 fn options(allow: &'static str) -> Reply {
     Reply::empty(204).with_header("Allow", allow)
@@ -252,6 +342,7 @@ mod tests {
             target,
             content_type: (!body.is_empty()).then_some("application/json"),
             accept: None,
+            authorization: None,
             if_none_match: None,
             if_match: None,
             content_length: Some(body.len() as u64),

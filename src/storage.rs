@@ -12,7 +12,8 @@
 //!   since the snapshot, in the order the changes happened:
 //!   `{"seq":43,"op":"put","collection":"todos","item":{...}}` (a create or
 //!   an update: the whole item as it now is) or
-//!   `{"seq":44,"op":"delete","collection":"todos","id":9}`.
+//!   `{"seq":44,"op":"delete","collection":"todos","id":9}`, or, with
+//!   `--allow-reset`, `{"seq":45,"op":"clear","collection":"todos"}`.
 //!
 //! # Writing
 //!
@@ -256,6 +257,21 @@ impl Storage {
             op: "delete",
             collection: collection_name::<T>(),
             id,
+        })
+    }
+
+    /// Appends the record of emptying a collection; see [`Storage::put`].
+    pub fn clear<T: Resource>(&self) -> u64 {
+        #[derive(Serialize)]
+        struct Clear {
+            seq: u64,
+            op: &'static str,
+            collection: &'static str,
+        }
+        self.append(|seq| Clear {
+            seq,
+            op: "clear",
+            collection: collection_name::<T>(),
         })
     }
 
@@ -663,7 +679,8 @@ fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), Str
                 .ok_or("a delete without \"id\"")?;
             into.items.remove(&id);
         }
-        _ => return Err("\"op\" must be \"put\" or \"delete\"".into()),
+        Some("clear") => into.items.clear(),
+        _ => return Err("\"op\" must be \"put\", \"delete\" or \"clear\"".into()),
     }
     Ok(())
 }

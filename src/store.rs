@@ -277,6 +277,19 @@ impl Store {
         Ok(Some(item))
     }
 
+    /// Removes every item of the collection (`--allow-reset`); `last_id`
+    /// stays, so ids are never reused. Returns once durable.
+    pub fn clear<T: Resource>(&self) -> Result<(), ApiError> {
+        let seq = {
+            let mut collection = lock(T::slot(self));
+            self.writable()?;
+            collection.items.clear();
+            collection.listed = None;
+            self.shared.storage.as_ref().map(|s| s.clear::<T>())
+        };
+        self.commit(seq)
+    }
+
     /// Removes the item if `check` allows; `false` when there was none.
     /// Returns once the delete is durable (with `--data`).
     pub fn delete<T: Resource>(

@@ -13,4 +13,5 @@ mod lifecycle;
 mod queries;
 mod resources;
 mod storage;
+mod testers;
 mod wire;

@@ -46,7 +46,12 @@ impl TestServer {
 
     /// A server with the real router over `store`.
     pub fn with_store(store: Store) -> TestServer {
-        let app = Arc::new(App::new(store));
+        TestServer::with_app(App::new(store))
+    }
+
+    /// A server running `app` with the test configuration.
+    pub fn with_app(app: App) -> TestServer {
+        let app = Arc::new(app);
         let server = widgets_todos::start_app(&config(), Arc::clone(&app)).expect("start server");
         TestServer::wrap(server, Some(app))
     }
