@@ -81,7 +81,7 @@ impl Canned {
 
 fn main() -> ExitCode {
     let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
-        Ok(Command::Serve(config)) => config,
+        Ok(Command::Serve(config)) => *config,
         Ok(_) => {
             println!("baseline: takes the server's flags; see widgets-todos --help");
             return ExitCode::SUCCESS;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, only when it
-# is missing: curl (smoke test), wrk (benchmark), and rustfmt and clippy
-# (checks).
+# is missing: curl (smoke test), wrk (benchmark), openssl (a certificate
+# for the HTTPS test), and rustfmt and clippy (checks).
 set -euo pipefail
 
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
     apt-get update

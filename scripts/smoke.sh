@@ -2,6 +2,8 @@
 # End-to-end smoke test of a running widgets-todos server, with curl only.
 #
 #   BASE_URL=http://127.0.0.1:8080 sh scripts/smoke.sh
+#   BASE_URL=https://localhost:8443 CA_CERT=cert.pem sh scripts/smoke.sh
+#   AUTH_TOKEN=... sh scripts/smoke.sh     # against a server with --auth-token
 #
 # Walks every route with JSON and form bodies and checks each status code
 # (and a few headers and bodies). Stops at the first failure, saying which
@@ -37,6 +39,8 @@ call() {
     else
         set -- -X "$method" "$@"
     fi
+    if [ -n "${CA_CERT:-}" ]; then set -- --cacert "$CA_CERT" "$@"; fi
+    if [ -n "${AUTH_TOKEN:-}" ]; then set -- -H "Authorization: Bearer $AUTH_TOKEN" "$@"; fi
     status=$(curl -sS --max-time 10 -o "$body" -D "$head" -w '%{http_code}' "$@" "$BASE_URL$path") ||
         fail "$name: curl could not reach $BASE_URL$path"
     [ "$status" = "$expected" ] || fail "$name: expected $expected, got $status ($method $path)"

@@ -11,6 +11,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
+cargo clippy --all-targets --features tls --target-dir target/tls -- -D warnings
 echo "== cargo test"
 tmp=$(mktemp -d)
 cargo test 2>&1 | tee "$tmp/cargo-test"
@@ -37,6 +38,10 @@ echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
 abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
 
+echo "== HTTPS: the tls feature, the smoke test over https"
+scripts/tls.sh | tee "$tmp/tls"
+tls_passed=$(sed -n 's/^tls: \([0-9]*\) passed.*/\1/p' "$tmp/tls")
+
 echo "== crash test: kill -9 during writes with --data, 20 rounds"
 python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
 grep -q ', 0 lost,' "$tmp/crash"
@@ -54,4 +59,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + abuse_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + abuse_passed + tls_passed)) passed, 0 failed"

@@ -35,6 +35,9 @@ pub struct Config {
     pub delay: Duration,
     /// `--auth-token`, `--auth-token-file`: the bearer token `/api` needs.
     pub auth_token: Option<Secret>,
+    /// `--tls-cert`, `--tls-key`: PEM files; with both, serve HTTPS (builds
+    /// with the `tls` feature only).
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -76,6 +79,7 @@ impl Default for Config {
             allow_reset: false,
             delay: Duration::ZERO,
             auth_token: None,
+            tls: None,
         }
     }
 }
@@ -83,7 +87,7 @@ impl Default for Config {
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
-    Serve(Config),
+    Serve(Box<Config>),
     Help,
     Version,
 }
@@ -148,6 +152,9 @@ Options (each also read from the environment variable shown; a flag wins):
                           (default 0; one request can ask with ?_delay=MS)
   --auth-token TOKEN      require 'Authorization: Bearer TOKEN' on /api (not OPTIONS) [AUTH_TOKEN]
   --auth-token-file PATH  the same, the token read from PATH [AUTH_TOKEN_FILE]
+  --tls-cert PEM          serve HTTPS with this certificate chain (with --tls-key; builds with
+                          --features tls only) [TLS_CERT]
+  --tls-key PEM           the certificate's private key [TLS_KEY]
   --data PATH             keep the data in PATH (and PATH.journal), every write durable before
                           its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
@@ -280,6 +287,16 @@ const OPTS: &[Opt] = &[
         },
     },
     Opt {
+        flag: "--tls-cert",
+        env: "TLS_CERT",
+        set: |c, v| tls_file(c, v, true),
+    },
+    Opt {
+        flag: "--tls-key",
+        env: "TLS_KEY",
+        set: |c, v| tls_file(c, v, false),
+    },
+    Opt {
         flag: "--write-timeout",
         env: "WRITE_TIMEOUT",
         set: |c, v| {
@@ -288,6 +305,25 @@ const OPTS: &[Opt] = &[
         },
     },
 ];
+
+/// Records a `--tls-cert` or `--tls-key` path; `parse` checks that both
+/// came. A build without the `tls` feature refuses them.
+fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> {
+    if !cfg!(feature = "tls") {
+        return Err("a build with HTTPS: cargo build --release --features tls");
+    }
+    if path.trim().is_empty() {
+        return Err("a PEM file path");
+    }
+    let (mut cert_path, mut key_path) = c.tls.take().unwrap_or_default();
+    if cert {
+        cert_path = PathBuf::from(path);
+    } else {
+        key_path = PathBuf::from(path);
+    }
+    c.tls = Some((cert_path, key_path));
+    Ok(())
+}
 
 /// A value as an error message may show it: never a token.
 fn shown(opt: &Opt, value: String) -> String {
@@ -397,12 +433,26 @@ pub fn parse(
             expected,
         })?;
     }
+    if let Some((cert, key)) = &config.tls {
+        let missing = match (cert.as_os_str().is_empty(), key.as_os_str().is_empty()) {
+            (true, _) => Some("--tls-cert"),
+            (_, true) => Some("--tls-key"),
+            _ => None,
+        };
+        if let Some(flag) = missing {
+            return Err(ConfigError::BadValue {
+                source: flag.into(),
+                value: String::new(),
+                expected: "--tls-cert and --tls-key together",
+            });
+        }
+    }
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers
         // wait together, the more of them share one fsync.
         config.threads = config.threads.max(DURABLE_THREADS);
     }
-    Ok(Command::Serve(config))
+    Ok(Command::Serve(Box::new(config)))
 }
 
 /// Whether `arg` is `flag`, as `--flag` or `--flag=value`.
@@ -430,7 +480,7 @@ mod tests {
 
     fn config(args: &[&str], env: &[(&str, &str)]) -> Config {
         match parse_with(args, env) {
-            Ok(Command::Serve(config)) => config,
+            Ok(Command::Serve(config)) => *config,
             other => panic!("expected a config, got {other:?}"),
         }
     }
@@ -508,6 +558,19 @@ mod tests {
         let c = config(&["--auth-token-file", path.to_str().unwrap()], &[]);
         assert_eq!(c.auth_token, Some(Secret::new("from-file")));
         let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn tls_flags() {
+        let both = parse_with(&["--tls-cert", "c.pem", "--tls-key", "k.pem"], &[]);
+        if cfg!(feature = "tls") {
+            assert!(both.is_ok());
+            let err = parse_with(&["--tls-cert", "c.pem"], &[]).unwrap_err();
+            assert!(err.to_string().contains("together"), "{err}");
+        } else {
+            let err = both.unwrap_err().to_string();
+            assert!(err.contains("--features tls"), "{err}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ const GRACE: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
-        Ok(Command::Serve(config)) => config,
+        Ok(Command::Serve(config)) => *config,
         Ok(Command::Help) => {
             println!("{}", config::HELP);
             return ExitCode::SUCCESS;
@@ -72,9 +72,14 @@ fn main() -> ExitCode {
         }
     };
 
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let mut stdout = std::io::stdout();
     if let Err(err) =
-        writeln!(stdout, "listening on http://{}", server.addr()).and_then(|()| stdout.flush())
+        writeln!(stdout, "listening on {scheme}://{}", server.addr()).and_then(|()| stdout.flush())
     {
         log::warn!("cannot print the listening address: {err}");
     }

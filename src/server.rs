@@ -36,6 +36,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -111,6 +112,8 @@ struct Shared {
     heartbeat: Mutex<Option<thread::Thread>>,
     /// Set when the server stopped because no generation could start.
     failed: AtomicBool,
+    /// The certificate and key for HTTPS (`--tls-cert`, `--tls-key`).
+    tls: Option<tiny_http::SslConfig>,
 }
 
 /// Stops the server from any thread (a signal handler thread, a test).
@@ -148,7 +151,11 @@ impl Server {
     ) -> io::Result<Server> {
         let addr = listener.local_addr()?;
         let listener = Socket::from(listener);
-        let first = open_generation(&listener, addr)?;
+        let tls = match &config.tls {
+            Some((cert, key)) => Some(load_tls(cert, key)?),
+            None => None,
+        };
+        let first = open_generation(&listener, addr, tls.as_ref())?;
         let shared = Arc::new(Shared {
             current: Mutex::new(Arc::new(first)),
             listener,
@@ -167,6 +174,7 @@ impl Server {
             replacing: Mutex::new((Instant::now(), Duration::ZERO)),
             heartbeat: Mutex::new(None),
             failed: AtomicBool::new(false),
+            tls,
         });
         let heartbeat = {
             let shared = Arc::downgrade(&shared);
@@ -249,7 +257,10 @@ fn heartbeat(shared: &std::sync::Weak<Shared>, target: SocketAddr, every: Durati
     }
 }
 
-/// Connects, sends an empty line, and waits for tiny_http's 400.
+/// Connects, sends an empty line, and waits for tiny_http's 400, or, over
+/// TLS, for the connection to be closed: either way the connection was
+/// accepted. A connection nobody accepts gets neither, and the read times
+/// out.
 fn probe(target: SocketAddr) -> io::Result<()> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect_timeout(&target, PROBE_TIMEOUT)?;
@@ -257,26 +268,50 @@ fn probe(target: SocketAddr) -> io::Result<()> {
     stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
     stream.write_all(b"\r\n")?;
     let mut answer = [0u8; 12];
-    match stream.read(&mut answer)? {
-        0 => Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "closed without an answer",
-        )),
-        _ => Ok(()),
-    }
+    stream.read(&mut answer).map(|_| ())
 }
 
-/// A tiny_http server accepting on a duplicate of `listener`.
-fn open_generation(listener: &Socket, addr: SocketAddr) -> io::Result<tiny_http::Server> {
+/// A tiny_http server accepting on a duplicate of `listener`, speaking
+/// TLS when `tls` is given.
+fn open_generation(
+    listener: &Socket,
+    addr: SocketAddr,
+    tls: Option<&tiny_http::SslConfig>,
+) -> io::Result<tiny_http::Server> {
     let duplicate: TcpListener = listener.try_clone()?.into();
     let settings = tiny_http::ServerConfig {
         addr: tiny_http::ConfigListenAddr::IP(vec![addr]),
-        ssl: None,
+        ssl: tls.cloned(),
         min_threads: Some(CONNECTION_THREADS),
         max_threads: None,
     };
-    tiny_http::Server::from_listener(duplicate, tiny_http::ListenAddr::IP(addr), settings)
-        .map_err(io::Error::other)
+    // tiny_http panics on a key it cannot parse rather than failing.
+    std::panic::catch_unwind(|| {
+        tiny_http::Server::from_listener(duplicate, tiny_http::ListenAddr::IP(addr), settings)
+    })
+    .map_err(|_| io::Error::other("TLS: the private key cannot be read"))?
+    .map_err(io::Error::other)
+}
+
+/// Reads the PEM files of `--tls-cert` and `--tls-key`, with a clear error
+/// for a file that is not what it should be.
+fn load_tls(cert: &Path, key: &Path) -> io::Result<tiny_http::SslConfig> {
+    let read = |path: &Path, marker: &str, what: &str| {
+        let bytes = std::fs::read(path).map_err(|err| {
+            io::Error::other(format!("TLS: cannot read {}: {err}", path.display()))
+        })?;
+        if !String::from_utf8_lossy(&bytes).contains(marker) {
+            return Err(io::Error::other(format!(
+                "TLS: {} holds no PEM {what}",
+                path.display()
+            )));
+        }
+        Ok(bytes)
+    };
+    Ok(tiny_http::SslConfig {
+        certificate: read(cert, "-----BEGIN CERTIFICATE-----", "certificate")?,
+        private_key: read(key, "PRIVATE KEY-----", "private key")?,
+    })
 }
 
 impl Shared {
@@ -343,7 +378,7 @@ impl Shared {
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);
         let fresh = loop {
-            match open_generation(&self.listener, self.addr) {
+            match open_generation(&self.listener, self.addr, self.tls.as_ref()) {
                 Ok(fresh) => break fresh,
                 Err(err) if started.elapsed() < GIVE_UP_AFTER => {
                     log::warn!("cannot restart the accept loop yet: {err}; retrying in {pause:?}");

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# HTTPS: builds the server with the `tls` feature (in target/tls, so the
+# default build is left alone), makes a throwaway certificate for localhost
+# with openssl, starts the server on a free port with --tls-cert/--tls-key,
+# and walks it with scripts/smoke.sh over HTTPS, then checks that plain HTTP
+# on the same port gets no answer. Run by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --quiet --features tls --target-dir target/tls
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" \
+    -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+    -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
+
+./target/tls/release/widgets-todos --port 0 --log-level warn \
+    --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+for _ in $(seq 200); do
+    grep -q '^listening on ' "$tmp/out" && break
+    sleep 0.05
+done
+addr=$(sed -n 's|^listening on https://||p' "$tmp/out")
+[ -n "$addr" ] || { echo "the HTTPS server did not start:"; cat "$tmp/out" "$tmp/err"; exit 1; }
+port=${addr##*:}
+
+BASE_URL="https://localhost:$port" CA_CERT="$tmp/cert.pem" sh scripts/smoke.sh | tee "$tmp/smoke"
+passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
+
+# Plain HTTP to the HTTPS port is not served.
+if curl -s --max-time 5 "http://localhost:$port/api" | grep -q widgets; then
+    echo "FAIL: plain HTTP was served on the HTTPS port"
+    exit 1
+fi
+# A wrong certificate file stops start-up with a clear message.
+echo "not a key" >"$tmp/bad.pem"
+if ./target/tls/release/widgets-todos --port 0 --tls-cert "$tmp/cert.pem" --tls-key "$tmp/bad.pem" 2>"$tmp/bad.err"; then
+    echo "FAIL: started with a bad key"
+    exit 1
+fi
+grep -q "private key" "$tmp/bad.err" || { echo "FAIL: unclear error:"; cat "$tmp/bad.err"; exit 1; }
+echo "tls: $((passed + 2)) passed, 0 failed"
