@@ -42,6 +42,10 @@ echo "== HTTPS: the tls feature, the smoke test over https"
 scripts/tls.sh | tee "$tmp/tls"
 tls_passed=$(sed -n 's/^tls: \([0-9]*\) passed.*/\1/p' "$tmp/tls")
 
+echo "== OpenAPI: validator, and schemathesis against the release binary"
+scripts/fuzz.sh | tee "$tmp/fuzz"
+grep -q '^fuzz: .* 0 failures' "$tmp/fuzz"
+
 echo "== crash test: kill -9 during writes with --data, 20 rounds"
 python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
 grep -q ', 0 lost,' "$tmp/crash"

@@ -136,32 +136,30 @@ pub fn update<T: Resource>(
     req: &mut Request<'_>,
     merge_patch: bool,
 ) -> Result<Reply, ApiError> {
-    // An unknown id is 404 (412 under If-Match) whatever the body, and so is
-    // a stale If-Match: check both before reading the body.
-    let current = store.get::<T>(id);
-    precondition::<T>(req.if_match, id, current.as_ref())?;
-    if current.is_none() {
+    // An unknown id is 404 whatever the body or If-Match (RFC 9110 section
+    // 13.2.1: a failure found before the content is processed wins over
+    // preconditions). Then the body's checks, then If-Match, under the
+    // store's lock: of two updates sent with the same If-Match, only the
+    // first to get there may change the item.
+    if !store.contains::<T>(id) {
         return Err(missing::<T>(id));
     }
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
-    // Checked again under the lock: of two updates sent with the same
-    // If-Match, only the first to get there may change the item.
-    let check = |item: &T| precondition::<T>(req.if_match, id, Some(item));
+    let check = |item: &T| precondition::<T>(req.if_match, id, item);
     match store.update::<T>(id, check, |item| item.apply(patch))? {
         Some(item) => Ok(tagged(Reply::json(200, &item))),
-        // Deleted between the check above and the update.
-        None => precondition::<T>(req.if_match, id, None).and(Err(missing::<T>(id))),
+        // Deleted since the check above.
+        None => Err(missing::<T>(id)),
     }
 }
 
 /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
 /// `If-Match`, only while the item is still the version named.
 pub fn delete<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
-    let check = |item: &T| precondition::<T>(req.if_match, id, Some(item));
+    let check = |item: &T| precondition::<T>(req.if_match, id, item);
     if store.delete::<T>(id, check)? {
         Ok(Reply::empty(204))
     } else {
-        precondition::<T>(req.if_match, id, None)?;
         Err(missing::<T>(id))
     }
 }
@@ -185,31 +183,22 @@ fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
     none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag))
 }
 
-/// `If-Match` (RFC 9110 section 13.1.1): without it, anything goes; with
-/// it, the item must exist (`*`) or be exactly a version named.
-fn precondition<T: Resource>(
-    if_match: Option<&str>,
-    id: u64,
-    current: Option<&T>,
-) -> Result<(), ApiError> {
+/// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,
+/// anything goes; with it, `*` or exactly the item's current tag.
+fn precondition<T: Resource>(if_match: Option<&str>, id: u64, item: &T) -> Result<(), ApiError> {
     let Some(header) = if_match else {
         return Ok(());
     };
-    let holds = current.is_some_and(|item| {
-        let tag = serde_json::to_vec(item).map(|bytes| etag(&bytes));
-        tag.is_ok_and(|tag| match_hits(header, &tag))
-    });
-    if holds {
+    let tag = serde_json::to_vec(item).map(|bytes| etag(&bytes));
+    if tag.is_ok_and(|tag| match_hits(header, &tag)) {
         return Ok(());
     }
-    let detail = match current {
-        Some(_) => format!(
+    Err(ApiError::PreconditionFailed {
+        detail: format!(
             "If-Match: {header} does not match the current version of {} {id}",
             T::KIND
         ),
-        None => format!("If-Match: {header}, but there is no {} {id}", T::KIND),
-    };
-    Err(ApiError::PreconditionFailed { detail })
+    })
 }
 
 /// The 404 for a well-formed id that names no item.

@@ -14,10 +14,11 @@
 //!    (`query.rs`), any error in it is 400; other paths take none, so any
 //!    parameter is 400;
 //! 5. `Accept` must admit JSON, else 406;
-//! 6. the handler. PUT, PATCH and DELETE: a missing item is 404 (412 with
-//!    `If-Match`), a stale `If-Match` 412; then for a body, its size (413),
-//!    media type (415), syntax (400) and validation (422); then the store
-//!    (507 when full). GET and HEAD: 304 for a matching `If-None-Match`.
+//! 6. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
+//!    body, its size (413), media type (415), syntax (400) and validation
+//!    (422); then, under the store's lock, `If-Match` (412); POST: the
+//!    store may be full (507). GET and HEAD: 304 for a matching
+//!    `If-None-Match`.
 
 use std::time::Duration;
 
@@ -29,7 +30,7 @@ use crate::resource::{self, Resource};
 use crate::response::{JSON, Reply, etag, none_match_hits};
 use crate::store::Store;
 use crate::todos::Todo;
-use crate::validate::parse_decimal;
+use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 use crate::widgets::Widget;
 use std::sync::OnceLock;
 
@@ -227,7 +228,7 @@ impl App {
     /// `/api/widgets/{id}`, `/api/todos/{id}`.
     fn item<T: Resource>(&self, req: &mut Request<'_>, id: &str) -> Result<Reply, ApiError> {
         let id = parse_decimal(id)
-            .filter(|&id| id > 0)
+            .filter(|&id| (1..=MAX_SAFE_INTEGER).contains(&id))
             .ok_or_else(|| ApiError::NotFound {
                 detail: format!(
                     "'{id}' is not a {} id: ids are positive integers like 1 or 42",

@@ -106,11 +106,17 @@ impl Validator {
         }
     }
 
-    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON integer (not `1.0`),
-    /// or decimal digits without a leading zero in a form.
+    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON number with no
+    /// fractional part (`7`, and, as JSON Schema counts it, `7.0`), or
+    /// decimal digits without a leading zero in a form.
     pub fn integer(&mut self, name: &'static str, need: Need) -> Option<u64> {
         let value = match self.take(name, need)? {
-            Input::Json(Value::Number(n)) if !n.is_f64() => n.as_u64(),
+            Input::Json(Value::Number(n)) => n.as_u64().or_else(|| {
+                // Every whole number up to 2^53 is exact in an f64.
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && (1.0..=MAX_SAFE_INTEGER as f64).contains(f))
+                    .map(|f| f as u64)
+            }),
             Input::Text(text) => parse_decimal(&text),
             _ => None,
         };
@@ -232,17 +238,23 @@ mod tests {
     #[test]
     fn integers_and_booleans() {
         let mut v = validator(
-            r#"{"a": 1, "b": 9007199254740991, "c": 9007199254740992, "d": 0, "e": 1.0, "f": "1", "g": -1, "h": true, "i": "true"}"#,
-            &["a", "b", "c", "d", "e", "f", "g", "h", "i"],
+            r#"{"a": 1, "b": 9007199254740991, "c": 9007199254740992, "d": 0, "e": 1.0,
+                "f": "1", "g": -1, "h": true, "i": "true", "j": 1.5, "k": 9007199254740992.0,
+                "l": 2e3}"#,
+            &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
         );
         assert_eq!(v.integer("a", Need::Required), Some(1));
         assert_eq!(v.integer("b", Need::Required), Some(MAX_SAFE_INTEGER));
-        for name in ["c", "d", "e", "f", "g"] {
+        // A whole number written with a fraction or exponent is an integer,
+        // as JSON Schema counts it.
+        assert_eq!(v.integer("e", Need::Required), Some(1));
+        assert_eq!(v.integer("l", Need::Required), Some(2000));
+        for name in ["c", "d", "f", "g", "j", "k"] {
             assert_eq!(v.integer(name, Need::Required), None, "{name}");
         }
         assert_eq!(v.boolean("h", Need::Required), Some(true));
         assert_eq!(v.boolean("i", Need::Required), None);
-        assert_eq!(fields_in_error(v), ["c", "d", "e", "f", "g", "i"]);
+        assert_eq!(fields_in_error(v), ["c", "d", "f", "g", "j", "k", "i"]);
     }
 
     #[test]

@@ -293,10 +293,10 @@ fn if_match_guards_updates_and_deletes() {
         &server.send("PUT", "/api/todos/1", &[&weak, json], br#"{"title": "x"}"#),
         412,
     );
-    // A stale tag is 412 before the body is even looked at.
+    // The body's own errors come first: a stale tag with a bad body is 400.
     problem(
         &server.send("PATCH", "/api/todos/1", &["If-Match: \"old\"", json], b"{"),
-        412,
+        400,
     );
     assert_eq!(
         server.get("/api/todos/1").header("ETag"),
@@ -326,7 +326,9 @@ fn if_match_guards_updates_and_deletes() {
     );
     assert_eq!(server.get("/api/todos/1").json()["title"], "x");
 
-    // `*` needs the item to exist.
+    // `*` matches any current version; a missing item is 404, with or
+    // without If-Match (RFC 9110 section 13.2.1: a failure found before the
+    // content is processed wins over preconditions).
     let star = "If-Match: *";
     assert_eq!(
         server
@@ -341,10 +343,9 @@ fn if_match_guards_updates_and_deletes() {
             &[star, json],
             br#"{"title": "z"}"#,
         ),
-        412,
+        404,
     );
-    problem(&server.send("DELETE", "/api/todos/99", &[star], b""), 412);
-    // Without If-Match a missing item stays 404.
+    problem(&server.send("DELETE", "/api/todos/99", &[star], b""), 404);
     problem(&server.delete("/api/todos/99"), 404);
 
     let current = server.get("/api/todos/3").header("ETag").map(String::from);
