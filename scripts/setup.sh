@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, only when it
 # is missing: curl (smoke test), wrk (benchmark), openssl (a certificate
-# for the HTTPS test), and rustfmt and clippy (checks).
+# for the HTTPS test), chromium (CORS in a browser), python3-venv (for the
+# PyPI tools of scripts/fuzz.sh), and rustfmt and clippy (checks).
 set -euo pipefail
 
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
     apt-get update

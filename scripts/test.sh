@@ -46,6 +46,10 @@ echo "== OpenAPI: validator, and schemathesis against the release binary"
 scripts/fuzz.sh | tee "$tmp/fuzz"
 grep -q '^fuzz: .* 0 failures' "$tmp/fuzz"
 
+echo "== CORS in headless Chromium"
+scripts/browser.sh | tee "$tmp/browser"
+browser_passed=$(sed -n 's/^browser: \([0-9]*\) passed.*/\1/p' "$tmp/browser")
+
 echo "== crash test: kill -9 during writes with --data, 20 rounds"
 python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
 grep -q ', 0 lost,' "$tmp/crash"
@@ -63,4 +67,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + abuse_passed + tls_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
