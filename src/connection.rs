@@ -497,7 +497,7 @@ fn respond_before_drain(request: tiny_http::Request, reply: &Reply, date: &str) 
         reply
             .headers
             .iter()
-            .map(|(name, value)| (*name, value.as_str())),
+            .map(|(name, value)| (*name, value.as_ref())),
     );
     let body = reply.body_bytes().to_vec();
     let length = body.len();

@@ -10,6 +10,8 @@
 //! `Vary: Origin`; `--no-cors` sends none of it. Applied in `connection.rs`
 //! to every reply, errors included.
 
+use std::borrow::Cow;
+
 use crate::response::Reply;
 
 /// The headers a browser script may read from a response.
@@ -45,21 +47,21 @@ impl Cors {
     /// that carries `Allow` (the path exists) to a request with
     /// `Access-Control-Request-Method`.
     pub fn apply(&self, reply: &mut Reply, asked: Asked<'_>) {
-        let allow_origin = match self {
+        let allow_origin: Cow<'static, str> = match self {
             Cors::Off => return,
-            Cors::Any => "*".to_string(),
+            Cors::Any => Cow::Borrowed("*"),
             Cors::Origins(origins) => {
-                reply.headers.push(("Vary", "Origin".into()));
+                reply.headers.push(("Vary", Cow::Borrowed("Origin")));
                 match asked.origin {
                     Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string()
+                        Cow::Owned(origin.to_string())
                     }
                     _ => return,
                 }
             }
         };
         let preflight = asked.method.is_some() && reply.status == 204;
-        let methods = preflight.then(|| reply.header("Allow").map(str::to_string));
+        let methods = preflight.then(|| reply.header("Allow").map(|m| Cow::Owned(m.to_string())));
         reply
             .headers
             .push(("Access-Control-Allow-Origin", allow_origin));
@@ -69,17 +71,18 @@ impl Cors {
                     .headers
                     .push(("Access-Control-Allow-Methods", methods));
                 if let Some(headers) = asked.headers.filter(|h| !h.trim().is_empty()) {
-                    reply
-                        .headers
-                        .push(("Access-Control-Allow-Headers", headers.to_string()));
+                    reply.headers.push((
+                        "Access-Control-Allow-Headers",
+                        Cow::Owned(headers.to_string()),
+                    ));
                 }
                 reply
                     .headers
-                    .push(("Access-Control-Max-Age", MAX_AGE.into()));
+                    .push(("Access-Control-Max-Age", Cow::Borrowed(MAX_AGE)));
             }
             _ => reply
                 .headers
-                .push(("Access-Control-Expose-Headers", EXPOSED.into())),
+                .push(("Access-Control-Expose-Headers", Cow::Borrowed(EXPOSED))),
         }
     }
 }
@@ -104,7 +107,11 @@ mod tests {
     fn headers(cors: &Cors, reply: Reply, asked: Asked<'_>) -> Vec<(&'static str, String)> {
         let mut reply = reply;
         cors.apply(&mut reply, asked);
-        reply.headers
+        reply
+            .headers
+            .into_iter()
+            .map(|(name, value)| (name, value.into_owned()))
+            .collect()
     }
 
     fn get(origin: Option<&str>) -> Asked<'_> {

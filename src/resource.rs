@@ -101,7 +101,7 @@ pub fn list<T: Resource>(store: &Store, req: &Request<'_>, query: &ListQuery) ->
         return unchanged;
     }
     let mut reply = Reply::shared_json(200, listed.body)
-        .with_header("ETag", &*listed.etag)
+        .with_header("ETag", listed.etag.to_string())
         .with_header("X-Total-Count", listed.total.to_string());
     if let Some(link) = query.link(T::PATH, listed.total) {
         reply = reply.with_header("Link", link);
@@ -180,7 +180,7 @@ fn tagged(reply: Reply) -> Reply {
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
 fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
     let header = req.if_none_match?;
-    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag))
+    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag.to_string()))
 }
 
 /// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,

@@ -7,6 +7,7 @@
 //! because that type always adds `Content-Length: 0` to a 204 (which RFC 9110
 //! section 8.6 forbids) and cannot say `Connection: close`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +23,8 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 pub struct Reply {
     pub status: u16,
     /// Headers beyond the standard ones `encode` always writes.
-    pub headers: Vec<(&'static str, String)>,
+    /// Values are borrowed when fixed (`Allow`, CORS), owned when made.
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
     /// The body and its media type; `None` for 204.
     pub body: Option<(&'static str, Body)>,
     /// How long to hold the response back (`--delay`, `_delay`): the
@@ -92,7 +94,7 @@ impl Reply {
         }
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Reply {
+    pub fn with_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Reply {
         self.headers.push((name, value.into()));
         self
     }
@@ -102,7 +104,7 @@ impl Reply {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 
     pub fn body_bytes(&self) -> &[u8] {
