@@ -10,11 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v wrk >/dev/null 2>&1; then
-    echo "installing: wrk"
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wrk
-fi
+. scripts/lib.sh
+need wrk wrk
 
 cargo build --release --quiet --bin widgets-todos --example baseline
 exec python3 scripts/bench.py "$@"

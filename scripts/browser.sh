@@ -9,12 +9,9 @@
 # only; every wait is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
-if ! command -v chromium >/dev/null 2>&1; then
-    echo "installing: chromium"
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
-fi
+need chromium chromium
 
 cargo build --release --quiet
 tmp=$(mktemp -d)
@@ -34,17 +31,9 @@ done
 # page_result [SERVER_FLAGS...]: the verdict the page shows against a fresh
 # server started with those flags.
 page_result() {
-    : >"$tmp/out"
-    ./target/release/widgets-todos --port 0 --log-level warn "$@" >"$tmp/out" 2>"$tmp/err" &
-    local pid=$!
+    start_server "$tmp" --log-level warn "$@" || return 0
+    local pid=$SERVER_PID api=$SERVER_URL
     pids+=("$pid")
-    for _ in $(seq 200); do
-        grep -q '^listening on ' "$tmp/out" && break
-        sleep 0.05
-    done
-    local api
-    api=$(sed -n 's/^listening on //p' "$tmp/out")
-    [ -n "$api" ] || { echo "the server did not start: $(cat "$tmp/err")"; return; }
     rm -rf "$tmp/profile"
     timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \

@@ -13,6 +13,7 @@
 # 100, about a minute), and ten minutes in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 max_examples=100
 seed=$RANDOM$RANDOM
@@ -39,14 +40,9 @@ tmp=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-./target/release/widgets-todos --port 0 --log-level warn --allow-reset >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-for _ in $(seq 200); do
-    grep -q '^listening on ' "$tmp/out" && break
-    sleep 0.05
-done
-base=$(sed -n 's/^listening on //p' "$tmp/out")
-[ -n "$base" ] || { echo "the server did not start:"; cat "$tmp/err"; exit 1; }
+start_server "$tmp" --log-level warn --allow-reset
+pid=$SERVER_PID
+base=$SERVER_URL
 
 curl -sS --fail "$base/api/openapi.json" -o "$tmp/served.json"
 cmp -s "$tmp/served.json" src/openapi.json ||

@@ -6,6 +6,7 @@
 #   mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -20,18 +21,12 @@ echo "== cargo build --release"
 cargo build --release
 
 echo "== smoke test against the release binary"
-./target/release/widgets-todos --port 0 --log-level warn >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-cleanup() { kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
+pid=
+cleanup() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
-# Wait for the listening line: up to 10 s, in 50 ms steps.
-for _ in $(seq 200); do
-    grep -q '^listening on ' "$tmp/out" && break
-    sleep 0.05
-done
-base=$(sed -n 's/^listening on //p' "$tmp/out")
-[ -n "$base" ] || { echo "the server did not start:"; cat "$tmp/err"; exit 1; }
-BASE_URL="$base" sh scripts/smoke.sh | tee "$tmp/smoke"
+start_server "$tmp" --log-level warn
+pid=$SERVER_PID
+BASE_URL="$SERVER_URL" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 
 echo "== abuse suite (quick) against the release binary"

@@ -6,6 +6,7 @@
 # on the same port gets no answer. Run by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 cargo build --release --quiet --features tls --target-dir target/tls
 tmp=$(mktemp -d)
@@ -17,16 +18,14 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=localhost" \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
     -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
 
-./target/tls/release/widgets-todos --port 0 --log-level warn \
-    --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-for _ in $(seq 200); do
-    grep -q '^listening on ' "$tmp/out" && break
-    sleep 0.05
-done
-addr=$(sed -n 's|^listening on https://||p' "$tmp/out")
-[ -n "$addr" ] || { echo "the HTTPS server did not start:"; cat "$tmp/out" "$tmp/err"; exit 1; }
-port=${addr##*:}
+SERVER_BIN=./target/tls/release/widgets-todos start_server "$tmp" --log-level warn \
+    --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
+pid=$SERVER_PID
+case $SERVER_URL in
+    https://*) ;;
+    *) echo "FAIL: the listening line does not say https: $SERVER_URL"; exit 1 ;;
+esac
+port=${SERVER_URL##*:}
 
 BASE_URL="https://localhost:$port" CA_CERT="$tmp/cert.pem" sh scripts/smoke.sh | tee "$tmp/smoke"
 passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")

@@ -1,0 +1,30 @@
+# Helpers the test scripts share. Source it (`. scripts/lib.sh`); bash only.
+
+# need COMMAND PACKAGE: installs Debian's PACKAGE when COMMAND is missing.
+need() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    echo "installing: $2"
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$2"
+}
+
+# start_server DIR [FLAGS...]: starts the server ($SERVER_BIN, by default the
+# release binary) on a free port of 127.0.0.1 with FLAGS, its stdout and
+# stderr in DIR/out and DIR/err, and waits up to 10 s for its listening
+# line. Sets SERVER_PID and SERVER_URL (http://127.0.0.1:PORT or https://).
+start_server() {
+    local dir=$1
+    shift
+    "${SERVER_BIN:-./target/release/widgets-todos}" --port 0 "$@" >"$dir/out" 2>"$dir/err" &
+    SERVER_PID=$!
+    for _ in $(seq 200); do
+        grep -q '^listening on ' "$dir/out" && break
+        sleep 0.05
+    done
+    SERVER_URL=$(sed -n 's/^listening on //p' "$dir/out")
+    if [ -z "$SERVER_URL" ]; then
+        echo "the server did not start:"
+        cat "$dir/err"
+        return 1
+    fi
+}
