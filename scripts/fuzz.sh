@@ -49,10 +49,12 @@ cmp -s "$tmp/served.json" src/openapi.json ||
     { echo "FAIL: the served document differs from src/openapi.json"; exit 1; }
 
 echo "== schemathesis: every check, $max_examples examples, seed $seed"
+# One worker: two would run stateful sequences against the same store at
+# once, and one's DELETE could make the other's item vanish mid-sequence.
 status=0
 timeout 600 "$venv/bin/schemathesis" --config-file scripts/schemathesis.toml \
     run src/openapi.json --url "$base" --checks all \
-    --max-examples "$max_examples" --workers 2 --seed "$seed" \
+    --max-examples "$max_examples" --workers 1 --seed "$seed" \
     --no-color >"$tmp/report" 2>&1 || status=$?
 tail -25 "$tmp/report"
 if [ "$status" -ne 0 ]; then

@@ -321,6 +321,8 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
     let content_type = header(&request, "Content-Type");
     let accept = header(&request, "Accept");
     let authorization = header(&request, "Authorization");
+    let preflight =
+        method == Method::Options && request.headers().contains("Access-Control-Request-Method");
     let if_none_match = header(&request, "If-None-Match");
     let if_match = header(&request, "If-Match");
     let connection = connection_header(&request);
@@ -349,6 +351,7 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
                 target: &target,
                 content_type: content_type.as_deref(),
                 accept: accept.as_deref(),
+                preflight,
                 authorization: authorization.as_deref(),
                 if_none_match: if_none_match.as_deref(),
                 if_match: if_match.as_deref(),

@@ -65,6 +65,9 @@ pub struct Request<'a> {
     pub target: &'a str,
     pub content_type: Option<&'a str>,
     pub accept: Option<&'a str>,
+    /// Whether this is a CORS preflight (`OPTIONS` with
+    /// `Access-Control-Request-Method`): it ignores the query string.
+    pub preflight: bool,
     /// `Authorization`, for `--auth-token`.
     pub authorization: Option<&'a str>,
     /// `If-None-Match` (GET, HEAD) and `If-Match` (PUT, PATCH, DELETE).
@@ -537,6 +540,7 @@ mod tests {
             target,
             content_type: Some("application/json"),
             accept: None,
+            preflight: false,
             authorization: None,
             if_none_match: None,
             if_match: None,

@@ -7,12 +7,12 @@
 //!
 //! 1. the path: unknown path or malformed id is 404;
 //! 2. the method: one the path does not take is 405 with `Allow`;
-//! 3. `OPTIONS` is answered here, with `Allow`, whatever the query string
-//!    (a browser's CORS preflight carries the query of the request it asks
-//!    about);
-//! 4. the query string: a collection's GET and HEAD take a list query
-//!    (`query.rs`), any error in it is 400; other paths take none, so any
-//!    parameter is 400;
+//! 3. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
+//!    answered here, with `Allow`, whatever its query string (the browser
+//!    sends the URL of the request it asks about, query and all);
+//! 4. the query string: a collection's GET, HEAD and OPTIONS take a list
+//!    query (`query.rs`), any error in it is 400; other paths take none, so
+//!    any parameter is 400; then a plain `OPTIONS` is answered;
 //! 5. `Accept` must admit JSON, else 406;
 //! 6. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
 //!    body, its size (413), media type (415), syntax (400) and validation
@@ -202,7 +202,8 @@ impl App {
         } else {
             (COLLECTION_ALLOW, &[Method::Get, Method::Head, Method::Post])
         };
-        let reading = matches!(req.method, Method::Get | Method::Head);
+        // OPTIONS checks the query as a read would (a preflight skips it).
+        let reading = matches!(req.method, Method::Get | Method::Head | Method::Options);
         let query = prepare(
             req,
             allow,
@@ -261,20 +262,20 @@ enum Query {
     List(fn(Option<&str>) -> Result<ListQuery, ApiError>),
 }
 
-/// Checks 2 to 5 of the module comment, shared by every path. `OPTIONS`
-/// ignores the query string: a browser's CORS preflight carries the URL of
-/// the request it asks about, query and all. Returns the list query, if
-/// the path takes one.
+/// Checks 2 to 5 of the module comment, shared by every path. A CORS
+/// preflight ignores the query string: the browser sends the URL of the
+/// request it asks about, query and all. Returns the list query, if the
+/// path takes one.
 fn prepare(
     req: &Request<'_>,
     allow: &'static str,
     methods: &[Method],
     query: Query,
 ) -> Result<Option<ListQuery>, ApiError> {
-    if req.method == Method::Options {
+    if req.method == Method::Options && req.preflight {
         return Ok(None);
     }
-    if !methods.contains(&req.method) {
+    if req.method != Method::Options && !methods.contains(&req.method) {
         return Err(ApiError::MethodNotAllowed {
             method: req.method_name.to_string(),
             allow,
@@ -287,6 +288,9 @@ fn prepare(
         }
         Query::List(parse) => Some(parse(req.query())?),
     };
+    if req.method == Method::Options {
+        return Ok(None);
+    }
     req.check_accept()?;
     Ok(parsed)
 }
@@ -343,6 +347,7 @@ mod tests {
             target,
             content_type: (!body.is_empty()).then_some("application/json"),
             accept: None,
+            preflight: false,
             authorization: None,
             if_none_match: None,
             if_match: None,

@@ -192,9 +192,30 @@ fn bad_queries_are_400_naming_the_parameter() {
         400,
     );
     assert_eq!(server.get("/api/todos").text(), before);
-    // A preflight carries the query of the request it asks about.
-    let options = server.send("OPTIONS", "/api/todos?_page=2", &[], b"");
-    assert_eq!(options.status, 204);
+    // A preflight carries the query of the request it asks about, whatever
+    // it is; a plain OPTIONS checks the query as the path's GET would.
+    let preflight = "Access-Control-Request-Method: GET";
+    for path in [
+        "/api/todos?_page=2",
+        "/api/todos?bogus=1",
+        "/api/todos/1?x=1",
+        "/api?x=1",
+    ] {
+        assert_eq!(
+            server.send("OPTIONS", path, &[preflight], b"").status,
+            204,
+            "{path}"
+        );
+    }
+    assert_eq!(
+        server
+            .send("OPTIONS", "/api/todos?_page=2", &[], b"")
+            .status,
+        204
+    );
+    for path in ["/api/todos?bogus=1", "/api/todos/1?x=1", "/api?x=1"] {
+        problem(&server.send("OPTIONS", path, &[], b""), 400);
+    }
 }
 
 #[test]
