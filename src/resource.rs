@@ -39,11 +39,6 @@ pub trait Resource: Serialize + Clone + Send + Sync + Stored + Queryable + 'stat
     fn id(&self) -> u64;
 }
 
-/// The id of `item` (for code that has the item, not the type, at hand).
-pub fn id_of<T: Resource>(item: &T) -> u64 {
-    item.id()
-}
-
 /// An item read from the data files (`--data`), held to the rules of a
 /// create: an object with an `id` from 1 to 2^53-1 and the fields a create
 /// takes. The error names the offending fields.
@@ -178,7 +173,7 @@ fn tagged(reply: Reply) -> Reply {
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
-fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
+pub(crate) fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
     let header = req.if_none_match?;
     none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag.to_string()))
 }

@@ -27,7 +27,7 @@ use crate::error::ApiError;
 use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
 use crate::resource::{self, Resource};
-use crate::response::{JSON, Reply, etag, none_match_hits};
+use crate::response::{JSON, Reply, etag};
 use crate::store::Store;
 use crate::todos::Todo;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
@@ -93,8 +93,9 @@ impl App {
     /// Answers one request. Never fails: every error becomes its problem+json.
     /// An `/api` response is held back by `_delay` or `--delay`.
     pub fn handle(&self, req: &mut Request<'_>) -> Reply {
-        let mut reply = self.route(req).unwrap_or_else(Reply::from);
-        if is_api(req.path()) {
+        let segments = segments(req.path());
+        let mut reply = self.route(req, segments).unwrap_or_else(Reply::from);
+        if matches!(segments, Some([Some("api"), ..])) {
             reply.delay = query::delay_param(req.query())
                 .ok()
                 .flatten()
@@ -103,12 +104,16 @@ impl App {
         reply
     }
 
-    fn route(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
+    fn route(
+        &self,
+        req: &mut Request<'_>,
+        segments: Option<[Option<&str>; 4]>,
+    ) -> Result<Reply, ApiError> {
         let path = req.path();
-        if is_api(path) && req.method != Method::Options {
+        let segments = segments.ok_or_else(|| ApiError::no_route(path))?;
+        if segments[0] == Some("api") && req.method != Method::Options {
             self.authorize(req)?;
         }
-        let segments = segments(path).ok_or_else(|| ApiError::no_route(path))?;
         match segments {
             [Some("api"), None, ..] => self.index(req),
             [Some("healthz"), None, ..] => self.health(req),
@@ -183,11 +188,8 @@ impl App {
             return Ok(options(INDEX_ALLOW));
         }
         let tag = TAG.get_or_init(|| etag(OPENAPI));
-        if req
-            .if_none_match
-            .is_some_and(|header| none_match_hits(header, tag))
-        {
-            return Ok(Reply::empty(304).with_header("ETag", tag.as_str()));
+        if let Some(unchanged) = resource::not_modified(req, tag) {
+            return Ok(unchanged);
         }
         Ok(Reply::bytes(200, JSON, OPENAPI.to_vec()).with_header("ETag", tag.as_str()))
     }
@@ -293,11 +295,6 @@ fn prepare(
     }
     req.check_accept()?;
     Ok(parsed)
-}
-
-/// Whether `path` is under `/api` (where auth and delays apply).
-fn is_api(path: &str) -> bool {
-    matches!(segments(path), Some([Some("api"), ..]))
 }
 
 /// Equality that looks at every byte whatever the first difference, so

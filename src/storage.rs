@@ -228,61 +228,45 @@ impl Storage {
     /// under the collection's lock, right after the change; returns the
     /// record's `seq` for [`Storage::commit`].
     pub fn put<T: Resource>(&self, item: &T) -> u64 {
-        #[derive(Serialize)]
-        struct Put<'a, T> {
-            seq: u64,
-            op: &'static str,
-            collection: &'static str,
-            item: &'a T,
-        }
-        self.append(|seq| Put {
-            seq,
-            op: "put",
-            collection: collection_name::<T>(),
-            item,
-        })
+        self.append::<T>("put", Some(item), None)
     }
 
     /// Appends the record of deleting item `id`; see [`Storage::put`].
     pub fn delete<T: Resource>(&self, id: u64) -> u64 {
-        #[derive(Serialize)]
-        struct Delete {
-            seq: u64,
-            op: &'static str,
-            collection: &'static str,
-            id: u64,
-        }
-        self.append(|seq| Delete {
-            seq,
-            op: "delete",
-            collection: collection_name::<T>(),
-            id,
-        })
+        self.append::<T>("delete", None, Some(id))
     }
 
     /// Appends the record of emptying a collection; see [`Storage::put`].
     pub fn clear<T: Resource>(&self) -> u64 {
+        self.append::<T>("clear", None, None)
+    }
+
+    /// Appends one journal record (see the module comment for the format).
+    fn append<T: Resource>(&self, op: &'static str, item: Option<&T>, id: Option<u64>) -> u64 {
         #[derive(Serialize)]
-        struct Clear {
+        struct Record<'a, T> {
             seq: u64,
             op: &'static str,
             collection: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            item: Option<&'a T>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            id: Option<u64>,
         }
-        self.append(|seq| Clear {
-            seq,
-            op: "clear",
-            collection: collection_name::<T>(),
-        })
-    }
-
-    fn append<R: Serialize>(&self, record: impl FnOnce(u64) -> R) -> u64 {
         let mut log = self.log();
         let seq = log.next_seq;
         log.next_seq += 1;
+        let record = Record {
+            seq,
+            op,
+            collection: collection_name::<T>(),
+            item,
+            id,
+        };
         let before = log.pending.len();
         // Serializing our own records into a Vec cannot fail; if it ever
         // did, the half-written record is taken back out.
-        if serde_json::to_writer(&mut log.pending, &record(seq)).is_err() {
+        if serde_json::to_writer(&mut log.pending, &record).is_err() {
             log.pending.truncate(before);
             log.failed = Some("a journal record could not be encoded".into());
             return seq;
@@ -573,7 +557,7 @@ fn load_items<T: Resource>(
     };
     for (n, value) in items.into_iter().enumerate() {
         let item: T = resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
-        let id = resource::id_of(&item);
+        let id = item.id();
         if into.items.insert(id, item).is_some() {
             return Err(format!("{name}[{n}]: id {id} appears twice"));
         }
@@ -668,7 +652,7 @@ fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), Str
                 .cloned()
                 .ok_or("a put without \"item\"")?;
             let item: T = resource::from_stored(value)?;
-            let id = resource::id_of(&item);
+            let id = item.id();
             into.last_id = into.last_id.max(id);
             into.items.insert(id, item);
         }

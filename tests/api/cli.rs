@@ -40,6 +40,19 @@ pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     (child, addr)
 }
 
+/// [`spawn`] without environment, with a client for the address.
+pub(crate) fn spawn_remote(args: &[&str]) -> (Child, crate::support::Remote) {
+    let (child, addr) = spawn(args, &[]);
+    let remote = crate::support::Remote(addr.parse().expect("the listening address"));
+    (child, remote)
+}
+
+/// SIGKILL, and the exit reaped.
+pub(crate) fn kill_9(mut child: Child) {
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+}
+
 pub(crate) fn get(addr: &str, path: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream

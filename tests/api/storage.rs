@@ -8,13 +8,8 @@ use serde_json::{Value, json};
 use widgets_todos::store::Store;
 use widgets_todos::todos::Todo;
 
-use crate::cli::{get, run, spawn, stop_with};
+use crate::cli::{kill_9, run, spawn_remote, stop_with};
 use crate::support::{TempDir, TestServer};
-
-fn body(response: &str) -> Value {
-    let (_, body) = response.split_once("\r\n\r\n").expect("a response");
-    serde_json::from_str(body).expect("a JSON body")
-}
 
 fn journal_lines(path: &std::path::Path) -> usize {
     let mut journal = path.as_os_str().to_owned();
@@ -27,8 +22,7 @@ fn writes_survive_kill_9_and_ids_are_never_reused() {
     let dir = TempDir::new("kill9");
     let data = dir.join("data.json");
     let data_arg = data.to_str().expect("a UTF-8 path");
-    let (mut child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
-    let server = crate::support::Remote(addr.parse().expect("an address"));
+    let (child, server) = spawn_remote(&["--port", "0", "--data", data_arg]);
     for title in ["a", "b", "c"] {
         server.create(
             "/api/todos",
@@ -39,22 +33,20 @@ fn writes_survive_kill_9_and_ids_are_never_reused() {
     assert_eq!(patched.status, 200);
     assert_eq!(server.delete("/api/todos/3").status, 204);
     server.create("/api/widgets", r#"{"price": "$1", "quality": "ok"}"#);
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
+    kill_9(child);
 
-    let (child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
+    let (child, server) = spawn_remote(&["--port", "0", "--data", data_arg]);
     assert_eq!(
-        body(&get(&addr, "/api/todos")),
+        server.get("/api/todos").json(),
         json!([
             {"id": 1, "userId": 1, "title": "a", "completed": false},
             {"id": 2, "userId": 1, "title": "b", "completed": true}
         ])
     );
     assert_eq!(
-        body(&get(&addr, "/api/widgets")),
+        server.get("/api/widgets").json(),
         json!([{"id": 1, "price": "$1", "quality": "ok"}])
     );
-    let server = crate::support::Remote(addr.parse().expect("an address"));
     let created = server.create("/api/todos", r#"{"userId": 1, "title": "d"}"#);
     assert_eq!(created["id"], 4, "id 3 was deleted, never to be reused");
     let (code, log) = stop_with(child, "-TERM");
@@ -66,8 +58,7 @@ fn writes_survive_kill_9_and_ids_are_never_reused() {
         serde_json::from_slice(&fs::read(&data).expect("the snapshot")).expect("JSON");
     assert_eq!(snapshot["lastId"], json!({"widgets": 1, "todos": 4}));
     assert_eq!(snapshot["todos"].as_array().map(Vec::len), Some(3));
-    let (child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
-    let server = crate::support::Remote(addr.parse().expect("an address"));
+    let (child, server) = spawn_remote(&["--port", "0", "--data", data_arg]);
     assert_eq!(
         server.create("/api/todos", r#"{"userId": 1, "title": "e"}"#)["id"],
         5

@@ -9,7 +9,7 @@ use widgets_todos::config::Secret;
 use widgets_todos::router::{App, Options};
 use widgets_todos::store::Store;
 
-use crate::cli::{run, spawn, stop_with};
+use crate::cli::{kill_9, run, spawn_remote, stop_with};
 use crate::support::{TempDir, TestServer, parse_responses, problem, read_to_close};
 
 fn with_options(options: Options) -> TestServer {
@@ -64,16 +64,12 @@ fn a_reset_is_durable() {
     let dir = TempDir::new("reset");
     let data = dir.join("data.json");
     let data_arg = data.to_str().expect("UTF-8");
-    let (child, addr) = spawn(&["--port", "0", "--data", data_arg, "--allow-reset"], &[]);
-    let server = crate::support::Remote(addr.parse().expect("an address"));
+    let (child, server) = spawn_remote(&["--port", "0", "--data", data_arg, "--allow-reset"]);
     server.create("/api/todos", r#"{"userId": 1, "title": "a"}"#);
     server.create("/api/todos", r#"{"userId": 1, "title": "b"}"#);
     assert_eq!(server.delete("/api/todos").status, 204);
-    let mut child = child;
-    child.kill().expect("SIGKILL");
-    let _ = child.wait();
-    let (child, addr) = spawn(&["--port", "0", "--data", data_arg], &[]);
-    let server = crate::support::Remote(addr.parse().expect("an address"));
+    kill_9(child);
+    let (child, server) = spawn_remote(&["--port", "0", "--data", data_arg]);
     assert_eq!(server.get("/api/todos").json(), json!([]));
     assert_eq!(
         server.create("/api/todos", r#"{"userId": 1, "title": "c"}"#)["id"],
@@ -217,11 +213,8 @@ fn auth_token_guards_the_api() {
 #[test]
 fn the_token_is_never_logged() {
     let token = "sup3r-s3cret-t0ken";
-    let (child, addr) = spawn(
-        &["--port", "0", "--log-level", "trace", "--auth-token", token],
-        &[],
-    );
-    let server = crate::support::Remote(addr.parse().expect("an address"));
+    let (child, server) =
+        spawn_remote(&["--port", "0", "--log-level", "trace", "--auth-token", token]);
     let line = format!("Authorization: Bearer {token}");
     assert_eq!(server.send("GET", "/api/todos", &[&line], b"").status, 200);
     assert_eq!(server.get("/api/todos").status, 401);
