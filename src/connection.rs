@@ -1,33 +1,35 @@
-//! One request's trip through a worker, and the rules that keep one client
-//! from hurting the others.
+//! One connection's requests, one request's trip through a worker, and the
+//! rules that keep one client from hurting the others.
 //!
-//! tiny_http parses requests on a thread per connection and queues them;
-//! our workers take them off the queue (`server.rs`) and hand each to
-//! [`Connections::dispatch`]. From there:
+//! A connection thread (`server.rs`) reads a connection's requests with
+//! tiny_http and hands each to [`Connections::read`]; workers serve them
+//! with [`Connections::serve`]. From there:
 //!
 //! 1. **Lanes.** A connection is served by at most one worker at a time.
 //!    tiny_http writes responses in request order, so a second worker that
 //!    took a pipelined request from the same connection would only wait
 //!    for the first; a client that never reads its responses would then
-//!    pin every worker. Instead the request joins that connection's lane,
-//!    and the worker already serving it takes it next. A lane longer than
-//!    [`MAX_PIPELINED`] condemns the connection.
+//!    pin every worker. Instead a request whose connection is being served
+//!    waits in that connection's lane, and the worker serving it takes it
+//!    next. A lane longer than [`MAX_PIPELINED`] condemns the connection.
 //! 2. **Condemned connections.** After a framing error, an overlong lane,
-//!    or a write that failed or timed out, nothing more is served on that
-//!    connection: its further requests are dropped unanswered until the
-//!    read timeout closes it. We cannot close it ourselves: tiny_http does
-//!    not hand out its sockets.
-//! 3. **One exchange** ([`serve`]): framing checks, the handler under
+//!    a body that stopped arriving, or a write that failed or timed out,
+//!    nothing more is served on that connection: the next request read
+//!    from it closes it instead.
+//! 3. **TLS.** tiny_http's TLS stream is one lock for reading and writing,
+//!    so a connection thread blocked reading the next request would keep
+//!    the response from being written. Over TLS the connection thread waits
+//!    until every response is written before it reads again.
+//! 4. **One exchange** ([`serve`]): framing checks, the handler under
 //!    `catch_unwind` (a panic is a 500 and the worker lives on), the reply
 //!    encoded and written in one go, one access-log line.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::access_log;
@@ -45,54 +47,139 @@ pub type Handler = dyn Fn(&mut Request<'_>) -> Reply + Send + Sync;
 /// pipelines without reading cannot fill memory.
 pub const MAX_PIPELINED: usize = 64;
 
-/// The connection bookkeeping all workers share.
+/// What every connection and exchange needs: the handler and the settings.
 pub struct Connections {
     handler: Arc<Handler>,
     settings: Arc<Settings>,
-    /// Lanes and condemned connections, under one lock so that a request
-    /// takes it once on arrival and once when done.
-    book: Arc<Mutex<Book>>,
+}
+
+/// A request ready for a worker.
+pub struct Exchange {
+    request: tiny_http::Request,
+    written: Written,
+    conn: Arc<Conn>,
+}
+
+/// What a connection's thread and the workers serving it share.
+struct Conn {
+    lane: Mutex<Lane>,
+    /// Signalled when the last response offered is written (TLS only).
+    all_written: Condvar,
+    secure: bool,
 }
 
 #[derive(Default)]
-struct Book {
-    /// Requests waiting behind the one a worker is serving, per connection.
-    /// A connection has an entry exactly while a worker is serving it.
-    lanes: HashMap<SocketAddr, VecDeque<tiny_http::Request>>,
-    /// Connections we serve no more, with when we last saw a request on one.
-    condemned: HashMap<SocketAddr, Instant>,
+struct Lane {
+    /// Whether a worker is serving this connection.
+    busy: bool,
+    /// Requests waiting for that worker.
+    waiting: VecDeque<(tiny_http::Request, Written)>,
+    /// Nothing more is served on this connection.
+    condemned: bool,
+    /// Requests not yet answered or dropped (counted over TLS only).
+    unwritten: usize,
 }
 
-impl Book {
-    /// Whether the connection is condemned; refreshes its entry if so. An
-    /// entry quiet for longer than `horizon` no longer counts: by then
-    /// tiny_http has closed that connection, and its address may be reused.
-    fn is_condemned(&mut self, peer: SocketAddr, horizon: Duration) -> bool {
-        if self.condemned.is_empty() {
-            // The usual case, and it spares hashing the address.
-            return false;
-        }
-        match self.condemned.get_mut(&peer) {
-            Some(seen) if seen.elapsed() < horizon => {
-                *seen = Instant::now();
-                true
+/// Held with a request until its response is written or the request is
+/// dropped; over TLS its drop lets the connection thread read again.
+pub(crate) struct Written(Option<Arc<Conn>>);
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0.take() {
+            let mut lane = lock(&conn.lane);
+            lane.unwritten -= 1;
+            if lane.unwritten == 0 {
+                conn.all_written.notify_all();
             }
-            _ => false,
         }
-    }
-
-    /// Condemns `peer`, forgetting entries past `horizon` as it goes, so
-    /// the map holds only connections condemned within a read timeout.
-    fn condemn(&mut self, peer: SocketAddr, horizon: Duration) {
-        self.condemned.retain(|_, seen| seen.elapsed() < horizon);
-        self.condemned.insert(peer, Instant::now());
     }
 }
 
-/// Takes a lock on bookkeeping. The maps and handles guarded this way hold
-/// no invariant a panic could break halfway (each change is one insert,
-/// remove or assignment), so a poisoned lock is taken back. `server.rs`
-/// uses it too.
+/// What becomes of a request read from a connection.
+enum Offer {
+    /// For a worker now.
+    Serve(Exchange),
+    /// Waiting in the lane of the worker serving its connection.
+    Queued,
+    /// The connection is condemned: drop the request and the connection.
+    Refused(tiny_http::Request),
+}
+
+impl Conn {
+    fn offer(self: &Arc<Self>, request: tiny_http::Request) -> Offer {
+        let mut lane = lock(&self.lane);
+        if lane.condemned {
+            return Offer::Refused(request);
+        }
+        if lane.busy && lane.waiting.len() >= MAX_PIPELINED {
+            lane.condemned = true;
+            log::warn!(
+                "{} pipelined more than {MAX_PIPELINED} requests without reading; closing it",
+                Remote(request.remote_addr().copied())
+            );
+            return Offer::Refused(request);
+        }
+        let written = if self.secure {
+            lane.unwritten += 1;
+            Written(Some(Arc::clone(self)))
+        } else {
+            Written(None)
+        };
+        if lane.busy {
+            lane.waiting.push_back((request, written));
+            return Offer::Queued;
+        }
+        lane.busy = true;
+        Offer::Serve(Exchange {
+            request,
+            written,
+            conn: Arc::clone(self),
+        })
+    }
+
+    /// The next request waiting in the lane, or `None` after closing the
+    /// lane. If the connection is condemned, the waiting requests are
+    /// dropped unanswered (outside the lock: dropping may drain a body).
+    fn next_in_lane(&self) -> Option<(tiny_http::Request, Written)> {
+        let mut lane = lock(&self.lane);
+        if lane.condemned {
+            lane.busy = false;
+            let dropped = std::mem::take(&mut lane.waiting);
+            drop(lane);
+            for (request, written) in dropped {
+                discard(request);
+                drop(written);
+            }
+            return None;
+        }
+        let next = lane.waiting.pop_front();
+        lane.busy = next.is_some();
+        next
+    }
+
+    fn condemn_if(&self, outcome: Outcome) {
+        if outcome == Outcome::Condemn {
+            lock(&self.lane).condemned = true;
+        }
+    }
+
+    /// Waits until every response offered is written (or dropped).
+    fn wait_all_written(&self) {
+        let mut lane = lock(&self.lane);
+        while lane.unwritten > 0 {
+            lane = self
+                .all_written
+                .wait(lane)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+}
+
+/// Takes a lock on bookkeeping. The queues and flags guarded this way hold
+/// no invariant a panic could break halfway (each change is one push, pop
+/// or assignment), so a poisoned lock is taken back. `server.rs` uses it
+/// too.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| {
         mutex.clear_poison();
@@ -116,109 +203,87 @@ impl Connections {
         Connections {
             handler,
             settings: Arc::new(settings),
-            book: Arc::default(),
         }
     }
 
-    /// How long a condemned connection stays condemned without a request.
-    fn horizon(&self) -> Duration {
-        self.settings.read_timeout + Duration::from_secs(1)
-    }
-
-    /// Serves `request` now, or queues it behind the request its
-    /// connection is already being served.
-    pub fn dispatch(&self, request: tiny_http::Request) {
-        let Some(peer) = request.remote_addr().copied() else {
-            // Not TCP (tiny_http also serves Unix sockets): no lane needed.
-            self.serve_one(request, None);
-            return;
-        };
-        let mut next = {
-            let mut book = lock(&self.book);
-            if book.is_condemned(peer, self.horizon()) {
-                drop(book);
-                discard(request);
-                return;
-            }
-            match book.lanes.entry(peer) {
-                Entry::Occupied(mut lane) if lane.get().len() < MAX_PIPELINED => {
-                    lane.get_mut().push_back(request);
-                    return;
+    /// A connection thread's loop: reads requests from `client` (a
+    /// tiny_http connection) and offers each for serving with `submit`,
+    /// which gives the exchange back once the server is stopping. Returns
+    /// when the connection ends or is condemned; dropping `client` then
+    /// closes it.
+    pub fn read<E: std::fmt::Display>(
+        &self,
+        client: impl Iterator<Item = Result<tiny_http::Request, E>>,
+        secure: bool,
+        submit: impl Fn(Exchange) -> Option<Exchange>,
+    ) {
+        let conn = Arc::new(Conn {
+            lane: Mutex::default(),
+            all_written: Condvar::new(),
+            secure,
+        });
+        for next in client {
+            let request = match next {
+                Ok(request) => request,
+                // tiny_http answered it (400, 408, 417) and reads no more.
+                Err(err) => {
+                    log::debug!("connection ended: {err}");
+                    continue;
                 }
-                Entry::Occupied(_) => {
-                    book.condemn(peer, self.horizon());
-                    drop(book);
-                    log::warn!(
-                        "{peer} pipelined more than {MAX_PIPELINED} requests without reading; closing it"
-                    );
+            };
+            match conn.offer(request) {
+                Offer::Serve(exchange) => {
+                    if let Some(refused) = submit(exchange) {
+                        discard(refused.request);
+                        return;
+                    }
+                }
+                Offer::Queued => {}
+                Offer::Refused(request) => {
                     discard(request);
                     return;
                 }
-                Entry::Vacant(lane) => {
-                    lane.insert(VecDeque::new());
-                    Some(request)
-                }
             }
-        };
-        while let Some(request) = next.take() {
-            self.serve_one(request, Some(peer));
-            next = self.next_in_lane(peer);
+            if secure {
+                conn.wait_all_written();
+            }
         }
     }
 
-    /// The next request waiting in `peer`'s lane, or `None` after closing
-    /// the lane. Requests queued behind one that condemned the connection
-    /// are dropped unanswered (outside the lock: dropping may drain a body).
-    fn next_in_lane(&self, peer: SocketAddr) -> Option<tiny_http::Request> {
-        loop {
-            let (queued, condemned) = {
-                let mut book = lock(&self.book);
-                let Entry::Occupied(mut lane) = book.lanes.entry(peer) else {
-                    return None;
-                };
-                let Some(queued) = lane.get_mut().pop_front() else {
-                    lane.remove();
-                    return None;
-                };
-                (queued, book.is_condemned(peer, self.horizon()))
-            };
-            if !condemned {
-                return Some(queued);
-            }
-            discard(queued);
+    /// A worker serves `exchange`, then every request waiting behind it on
+    /// its connection.
+    pub fn serve(&self, exchange: Exchange) {
+        let Exchange {
+            request,
+            written,
+            conn,
+        } = exchange;
+        let mut next = Some((request, written));
+        while let Some((request, written)) = next.take() {
+            self.serve_one(request, written, &conn);
+            next = conn.next_in_lane();
         }
     }
 
-    fn serve_one(&self, request: tiny_http::Request, peer: Option<SocketAddr>) {
+    fn serve_one(&self, request: tiny_http::Request, written: Written, conn: &Arc<Conn>) {
         if !body_arrives_slowly(&request) {
-            let outcome = serve(request, &*self.handler, &self.settings);
-            condemn_if(&self.book, peer, outcome, self.horizon());
+            conn.condemn_if(serve(request, written, &*self.handler, &self.settings));
             return;
         }
         // A body still on its way could hold this worker for up to the read
         // timeout; a few slow uploads would hold them all. It gets a thread
         // of its own instead (its connection already has one).
-        let (handler, settings, book, horizon) = (
+        let (handler, settings, conn) = (
             Arc::clone(&self.handler),
             Arc::clone(&self.settings),
-            Arc::clone(&self.book),
-            self.horizon(),
+            Arc::clone(conn),
         );
         let spawned = std::thread::Builder::new()
             .name("upload".into())
-            .spawn(move || {
-                let outcome = serve(request, &*handler, &settings);
-                condemn_if(&book, peer, outcome, horizon);
-            });
+            .spawn(move || conn.condemn_if(serve(request, written, &*handler, &settings)));
         if let Err(err) = spawned {
             log::warn!("cannot start a thread for a request body: {err}");
         }
-    }
-}
-
-fn condemn_if(book: &Mutex<Book>, peer: Option<SocketAddr>, outcome: Outcome, horizon: Duration) {
-    if let (Outcome::Condemn, Some(peer)) = (outcome, peer) {
-        lock(book).condemn(peer, horizon);
     }
 }
 
@@ -305,7 +370,14 @@ fn header_count(request: &tiny_http::Request, name: &str) -> usize {
 }
 
 /// Serves one request from start to finish: see the module comment.
-fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings) -> Outcome {
+/// `written` goes wherever the request goes, and is dropped once the
+/// response is written.
+fn serve(
+    mut request: tiny_http::Request,
+    written: Written,
+    handler: &Handler,
+    settings: &Settings,
+) -> Outcome {
     let Settings {
         max_body_bytes,
         read_timeout,
@@ -397,7 +469,7 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
         // Sent later by the delay thread; this worker moves on.
         let bytes = reply.encode(&date, method == Method::Head, connection);
         let length = bytes.len();
-        delay::send_at(started + reply.delay, request, bytes);
+        delay::send_at(started + reply.delay, request, bytes, written);
         Ok(length)
     } else {
         // Hand the request to a thread of its own: see `respond_before_drain`.
@@ -409,6 +481,7 @@ fn serve(mut request: tiny_http::Request, handler: &Handler, settings: &Settings
                 if let Err(err) = respond_before_drain(request, &reply, &date) {
                     log::debug!("cannot send the response: {err}");
                 }
+                drop(written);
             });
         spawned.map(|_| bytes)
     };

@@ -14,12 +14,13 @@ use std::io::Write;
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
-use crate::connection::lock;
+use crate::connection::{Written, lock};
 
 /// A response waiting for its time.
 struct Delayed {
     request: tiny_http::Request,
     bytes: Vec<u8>,
+    written: Written,
 }
 
 /// Responses by due time, then arrival (so equal times keep their
@@ -35,7 +36,7 @@ struct Queue {
 static QUEUE: OnceLock<Queue> = OnceLock::new();
 
 /// Sends `bytes` as the response to `request` at `due`.
-pub fn send_at(due: Instant, request: tiny_http::Request, bytes: Vec<u8>) {
+pub(crate) fn send_at(due: Instant, request: tiny_http::Request, bytes: Vec<u8>, written: Written) {
     let queue = QUEUE.get_or_init(|| {
         let spawned = std::thread::Builder::new().name("delay".into()).spawn(run);
         if let Err(err) = spawned {
@@ -46,7 +47,14 @@ pub fn send_at(due: Instant, request: tiny_http::Request, bytes: Vec<u8>) {
     let mut pending = lock(&queue.pending);
     let arrival = pending.1;
     pending.1 += 1;
-    pending.0.insert((due, arrival), Delayed { request, bytes });
+    pending.0.insert(
+        (due, arrival),
+        Delayed {
+            request,
+            bytes,
+            written,
+        },
+    );
     queue.wake.notify_one();
 }
 
@@ -85,11 +93,16 @@ fn run() {
             let later = pending.0.split_off(&(now, u64::MAX));
             std::mem::replace(&mut pending.0, later)
         };
-        for (_, Delayed { request, bytes }) in due {
-            let mut writer = request.into_writer();
-            if let Err(err) = writer.write_all(&bytes).and_then(|()| writer.flush()) {
+        for (_, delayed) in due {
+            let mut writer = delayed.request.into_writer();
+            if let Err(err) = writer
+                .write_all(&delayed.bytes)
+                .and_then(|()| writer.flush())
+            {
                 log::debug!("cannot send a delayed response: {err}");
             }
+            drop(writer);
+            drop(delayed.written);
         }
     }
 }

@@ -1,44 +1,43 @@
-//! The listening socket, the worker pool, and keeping the server listening.
-//! With `connection.rs`, the only modules that touch sockets.
+//! The listening socket, the accept loop, the connection threads and the
+//! workers. With `connection.rs`, the only modules that touch sockets.
 //!
-//! tiny_http runs one thread that accepts connections and one thread per
-//! connection that parses requests and queues them. We run `--threads`
-//! workers; each loops `recv()` and hands the request to
-//! [`Connections::dispatch`].
+//! tiny_http parses requests and writes responses; the threads are ours.
+//! One accept thread takes each new connection from
+//! `tiny_http::Server::accept_connection` and gives it to a connection
+//! thread from [`Pool`], which reads the connection's requests and offers
+//! each to the shared queue (`connection.rs` decides whether it goes there
+//! or waits behind its connection's request in progress). `--threads`
+//! workers take requests off the queue and serve them.
 //!
-//! **Timeouts.** tiny_http sets none and does not hand out its sockets, so
-//! we set `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux
-//! copies both to every accepted connection, which gives each a read and a
-//! write timeout. Linux also applies `SO_RCVTIMEO` to `accept()` itself, so
-//! after that long without a new connection tiny_http's accept loop fails
-//! and ends. It also ends when `accept()` fails for want of descriptors.
+//! Why not tiny_http's own accept loop and thread pool: its accept loop
+//! ends for good on the first accept error (descriptors exhausted, or the
+//! read timeout below), leaving the server alive but deaf; and its pool
+//! decides whether to start a thread for a new connection from a stale
+//! count of idle threads, so in a burst a connection can wait for another
+//! keep-alive connection to close before it is read at all.
 //!
-//! **Heartbeat.** To keep that from happening on an idle server, a thread
-//! connects to the listener every third of the read timeout and sends an
-//! empty line, which tiny_http answers with 400 on its own; the accept
-//! resets the clock. No answer within [`PROBE_TIMEOUT`] means the accept
-//! loop is gone without a word (its thread panics when it runs out of
-//! descriptors), and the heartbeat starts a new generation.
+//! **Timeouts.** tiny_http does not hand out its sockets, so we set
+//! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
+//! both to every accepted connection, which gives each a read and a write
+//! timeout. Linux applies `SO_RCVTIMEO` to `accept()` too; the accept loop
+//! simply accepts again.
 //!
-//! **Generations.** Whenever the accept loop ends and we did not ask it to,
-//! the worker that receives its last error starts a new tiny_http server on
-//! a duplicate of the same listening socket (retrying while descriptors are
-//! exhausted) and makes it current; the other workers follow. The old
-//! server keeps its open connections, and a drainer thread serves them
-//! until they have been quiet for a read timeout. So the server never
-//! stays alive but deaf; if no new generation can be started for
-//! [`GIVE_UP_AFTER`], it stops, and `main` exits non-zero for a supervisor
-//! to restart it.
+//! **Accept errors.** A failed accept (descriptors or memory exhausted;
+//! tiny_http panics when it cannot duplicate the new socket) is retried after a pause that grows to a second; the connection waits in
+//! the backlog meanwhile. If accepting has failed without a break for
+//! [`GIVE_UP_AFTER`], the server stops, and `main` exits non-zero for a
+//! supervisor to restart it.
 //!
 //! **Shutdown.** [`Stopper::stop`] shuts the listening socket down, which
-//! ends the accept loop for good, then wakes every worker. Requests already
-//! queued are served first; a worker finishes the request in hand first.
+//! ends the accept loop, and closes the queue: the workers serve what is
+//! already queued, then exit. A worker finishes the request in hand first.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -46,20 +45,14 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::config::Config;
 pub use crate::connection::Handler;
-use crate::connection::{Connections, Settings, lock};
+use crate::connection::{Connections, Exchange, Settings, lock};
 
-/// How long the heartbeat waits for tiny_http to answer its probe.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// How long to keep trying to start a new generation before giving up.
+/// How long accepting may keep failing before the server gives up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(300);
 
-/// How many connection threads tiny_http keeps ready. Its pool starts a
-/// thread for a new connection only when it counts no idle one, and that
-/// count lags in a burst: connections beyond the idle threads wait until
-/// some other connection closes. Enough idle threads for a burst of this
-/// many connections avoids it, at ~9 KB of memory each.
-pub const CONNECTION_THREADS: usize = 64;
+/// How long a connection thread waits for a new connection before it
+/// exits. An idle server keeps none.
+pub const CONNECTION_THREAD_IDLE: Duration = Duration::from_secs(5);
 
 /// Creates the listening socket with the options every accepted
 /// connection inherits:
@@ -91,29 +84,23 @@ pub struct Server {
     addr: SocketAddr,
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
+    acceptor: JoinHandle<()>,
 }
 
-/// What the workers, drainers and the stopper share.
+/// What the accept thread, connection threads, workers and the stopper
+/// share.
 struct Shared {
-    /// The tiny_http server whose accept loop is running.
-    current: Mutex<Arc<tiny_http::Server>>,
-    /// Our own handle on the listening socket: each generation gets a
-    /// duplicate of it, and `stop` shuts it down.
+    /// Our handle on the listening socket, for `stop` to shut it down.
     listener: Socket,
-    addr: SocketAddr,
-    workers: usize,
-    read_timeout: Duration,
     connections: Connections,
+    /// Requests ready for a worker.
+    queue: Mutex<VecDeque<Exchange>>,
+    /// Signalled when a request is queued, and when stopping.
+    queued: Condvar,
+    pool: Arc<Pool>,
     stopping: AtomicBool,
-    /// Held while a generation is being replaced: when the current one
-    /// started, and the pause taken before starting it.
-    replacing: Mutex<(Instant, Duration)>,
-    /// The heartbeat thread, to wake it when stopping.
-    heartbeat: Mutex<Option<thread::Thread>>,
-    /// Set when the server stopped because no generation could start.
+    /// Set when the server stopped because accepting kept failing.
     failed: AtomicBool,
-    /// The certificate and key for HTTPS (`--tls-cert`, `--tls-key`).
-    tls: Option<tiny_http::SslConfig>,
 }
 
 /// Stops the server from any thread (a signal handler thread, a test).
@@ -150,18 +137,18 @@ impl Server {
         handler: Arc<Handler>,
     ) -> io::Result<Server> {
         let addr = listener.local_addr()?;
-        let listener = Socket::from(listener);
         let tls = match &config.tls {
             Some((cert, key)) => Some(load_tls(cert, key)?),
             None => None,
         };
-        let first = open_generation(&listener, addr, tls.as_ref())?;
+        // tiny_http panics on a key it cannot parse rather than failing.
+        let tls =
+            std::panic::catch_unwind(|| tiny_http::SslContextWrap::build_ssl_capabilities(tls))
+                .map_err(|_| io::Error::other("TLS: the private key cannot be read"))?
+                .map_err(|err| io::Error::other(format!("TLS: {err}")))?;
+        let accepting = tiny_http::Listener::from(listener.try_clone()?);
         let shared = Arc::new(Shared {
-            current: Mutex::new(Arc::new(first)),
-            listener,
-            addr,
-            workers: config.threads,
-            read_timeout: config.read_timeout,
+            listener: Socket::from(listener),
             connections: Connections::new(
                 handler,
                 Settings {
@@ -170,21 +157,12 @@ impl Server {
                     cors: config.cors.clone(),
                 },
             ),
+            queue: Mutex::default(),
+            queued: Condvar::new(),
+            pool: Arc::new(Pool::default()),
             stopping: AtomicBool::new(false),
-            replacing: Mutex::new((Instant::now(), Duration::ZERO)),
-            heartbeat: Mutex::new(None),
             failed: AtomicBool::new(false),
-            tls,
         });
-        let heartbeat = {
-            let shared = Arc::downgrade(&shared);
-            let target = heartbeat_target(addr);
-            let every = config.read_timeout / 3;
-            thread::Builder::new()
-                .name("heartbeat".into())
-                .spawn(move || heartbeat(&shared, target, every))?
-        };
-        *lock(&shared.heartbeat) = Some(heartbeat.thread().clone());
         let workers = (0..config.threads)
             .map(|n| {
                 let shared = Arc::clone(&shared);
@@ -193,10 +171,17 @@ impl Server {
                     .spawn(move || shared.work())
             })
             .collect::<io::Result<Vec<_>>>()?;
+        let acceptor = {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new()
+                .name("accept".into())
+                .spawn(move || shared.accept(&accepting, &tls))?
+        };
         Ok(Server {
             addr,
             shared,
             workers,
+            acceptor,
         })
     }
 
@@ -217,80 +202,15 @@ impl Server {
                 log::error!("a worker thread panicked outside a request");
             }
         }
+        if self.acceptor.join().is_err() {
+            log::error!("the accept thread panicked");
+        }
         if self.shared.failed.load(Ordering::SeqCst) {
             Err(AcceptFailed)
         } else {
             Ok(())
         }
     }
-}
-
-/// Where the heartbeat connects: the bound address, or loopback when
-/// bound to every address.
-fn heartbeat_target(addr: SocketAddr) -> SocketAddr {
-    let mut target = addr;
-    if target.ip().is_unspecified() {
-        target.set_ip(match addr {
-            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-        });
-    }
-    target
-}
-
-/// Connects to the listener every `every` until the server stops or is
-/// gone: see the module comment.
-fn heartbeat(shared: &std::sync::Weak<Shared>, target: SocketAddr, every: Duration) {
-    loop {
-        thread::park_timeout(every);
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        if shared.stopping() {
-            return;
-        }
-        let http = shared.current();
-        if let Err(err) = probe(target) {
-            log::warn!("the accept loop did not answer the heartbeat ({err}); restarting it");
-            shared.replace(http, &err);
-        }
-    }
-}
-
-/// Connects, sends an empty line, and waits for tiny_http's 400, or, over
-/// TLS, for the connection to be closed: either way the connection was
-/// accepted. A connection nobody accepts gets neither, and the read times
-/// out.
-fn probe(target: SocketAddr) -> io::Result<()> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect_timeout(&target, PROBE_TIMEOUT)?;
-    stream.set_read_timeout(Some(PROBE_TIMEOUT))?;
-    stream.set_write_timeout(Some(PROBE_TIMEOUT))?;
-    stream.write_all(b"\r\n")?;
-    let mut answer = [0u8; 12];
-    stream.read(&mut answer).map(|_| ())
-}
-
-/// A tiny_http server accepting on a duplicate of `listener`, speaking
-/// TLS when `tls` is given.
-fn open_generation(
-    listener: &Socket,
-    addr: SocketAddr,
-    tls: Option<&tiny_http::SslConfig>,
-) -> io::Result<tiny_http::Server> {
-    let duplicate: TcpListener = listener.try_clone()?.into();
-    let settings = tiny_http::ServerConfig {
-        addr: tiny_http::ConfigListenAddr::IP(vec![addr]),
-        ssl: tls.cloned(),
-        min_threads: Some(CONNECTION_THREADS),
-        max_threads: None,
-    };
-    // tiny_http panics on a key it cannot parse rather than failing.
-    std::panic::catch_unwind(|| {
-        tiny_http::Server::from_listener(duplicate, tiny_http::ListenAddr::IP(addr), settings)
-    })
-    .map_err(|_| io::Error::other("TLS: the private key cannot be read"))?
-    .map_err(io::Error::other)
 }
 
 /// Reads the PEM files of `--tls-cert` and `--tls-key`, with a clear error
@@ -315,156 +235,210 @@ fn load_tls(cert: &Path, key: &Path) -> io::Result<tiny_http::SslConfig> {
 }
 
 impl Shared {
-    fn current(&self) -> Arc<tiny_http::Server> {
-        Arc::clone(&lock(&self.current))
-    }
-
     fn stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
     }
 
-    /// One worker: takes requests from the current generation until the
-    /// server stops.
-    fn work(self: &Arc<Self>) {
-        // The generation changes only when its accept loop ends, so a worker
-        // keeps its handle and looks at `current` only when woken.
-        let mut http = self.current();
+    /// The accept thread: see the module comment.
+    fn accept(self: &Arc<Self>, listener: &tiny_http::Listener, tls: &tiny_http::SslContextWrap) {
+        // When accepting started failing without a break, and the pause
+        // before the next try.
+        let mut failing: Option<(Instant, Duration)> = None;
         loop {
-            match http.recv() {
-                Ok(Ok(request)) => self.connections.dispatch(request),
-                // A client closed its keep-alive connection or timed out, or
-                // sent something tiny_http could not parse (it answered 400).
-                Ok(Err(err)) => log::debug!("connection ended: {err}"),
-                // Either `stop` or a replacement woke us (then the server is
-                // stopping, or `http` is no longer current), or the accept
-                // loop of the current generation ended.
-                Err(err) => {
-                    if self.stopping() {
-                        return;
-                    }
-                    if Arc::ptr_eq(&http, &self.current()) {
-                        self.replace(Arc::clone(&http), &err);
-                    }
-                    http = self.current();
-                }
+            // tiny_http panics when it cannot duplicate the accepted socket
+            // (descriptors exhausted); that is one more failed accept.
+            let accepted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tiny_http::Server::accept_connection(listener, tls)
+            }))
+            .unwrap_or_else(|_| {
+                Err(io::Error::other(
+                    "tiny_http panicked setting up a connection",
+                ))
+            });
+            if self.stopping() {
+                return;
             }
+            let err = match accepted {
+                Ok(Some(client)) => {
+                    failing = None;
+                    let secure = client.secure();
+                    let shared = Arc::clone(self);
+                    let spawned = self.pool.run(Box::new(move || {
+                        shared
+                            .connections
+                            .read(client, secure, |exchange| shared.submit(exchange));
+                    }));
+                    match spawned {
+                        Ok(()) => continue,
+                        // The connection was dropped, which closed it.
+                        Err(err) => io::Error::new(
+                            err.kind(),
+                            format!("cannot start a connection thread: {err}"),
+                        ),
+                    }
+                }
+                // A TLS session could not be set up; tiny_http closed it.
+                Ok(None) => continue,
+                Err(err) if transient(&err) => continue,
+                Err(err) => err,
+            };
+            let (since, pause) = match failing {
+                None => {
+                    log::warn!("accepting a connection failed: {err}; retrying");
+                    (Instant::now(), Duration::from_millis(10))
+                }
+                Some((since, pause)) => (since, (pause * 2).min(Duration::from_secs(1))),
+            };
+            if since.elapsed() >= GIVE_UP_AFTER {
+                log::error!(
+                    "accepting has failed for {GIVE_UP_AFTER:?} (last error: {err}); stopping so a supervisor can restart the server"
+                );
+                self.failed.store(true, Ordering::SeqCst);
+                self.stop();
+                return;
+            }
+            failing = Some((since, pause));
+            thread::sleep(pause);
         }
     }
 
-    /// Starts a new generation in place of `old`, whose accept loop ended
-    /// with `err`: see the module comment.
-    fn replace(self: &Arc<Self>, old: Arc<tiny_http::Server>, err: &io::Error) {
-        // A worker and the heartbeat may both find `old` dead: replace once.
-        let mut replacing = lock(&self.replacing);
-        if !Arc::ptr_eq(&old, &self.current()) {
-            return;
-        }
-        if err.kind() == io::ErrorKind::WouldBlock {
-            log::debug!("no connection for a read timeout; restarting the accept loop");
-        } else {
-            log::warn!("accepting connections failed: {err}; restarting the accept loop");
-        }
-        // A generation that dies as soon as it starts (descriptors still
-        // exhausted) must not be replaced at once, again and again: each
-        // one costs a pool of threads. Back off while they keep dying young.
-        let (born, last_pause) = *replacing;
-        let pause = if born.elapsed() < Duration::from_secs(2) {
-            (last_pause * 2).clamp(Duration::from_millis(50), Duration::from_secs(1))
-        } else {
-            Duration::ZERO
-        };
-        thread::sleep(pause);
-        *replacing = (Instant::now(), pause);
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(10);
-        let fresh = loop {
-            match open_generation(&self.listener, self.addr, self.tls.as_ref()) {
-                Ok(fresh) => break fresh,
-                Err(err) if started.elapsed() < GIVE_UP_AFTER => {
-                    log::warn!("cannot restart the accept loop yet: {err}; retrying in {pause:?}");
-                    thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_secs(1));
-                    if self.stopping() {
-                        return;
-                    }
-                }
-                Err(err) => {
-                    log::error!(
-                        "cannot restart the accept loop: {err}; stopping so a supervisor can restart the server"
-                    );
-                    self.failed.store(true, Ordering::SeqCst);
-                    self.stop_with(Some(&old));
-                    return;
-                }
-            }
-        };
-        *lock(&self.current) = Arc::new(fresh);
+    /// Queues a request for the workers; gives it back once stopping.
+    fn submit(&self, exchange: Exchange) -> Option<Exchange> {
+        let mut queue = lock(&self.queue);
         if self.stopping() {
-            // `stop` may have woken the old generation before we replaced it.
-            self.wake_all(&self.current());
+            return Some(exchange);
         }
-        // Move the other workers, blocked on the old generation, to the new one.
-        self.wake_all(&old);
-        let shared = Arc::clone(self);
-        let spawned = thread::Builder::new()
-            .name("drainer".into())
-            .spawn(move || shared.drain(&old));
-        if let Err(err) = spawned {
-            log::warn!("cannot start a thread for the previous accept loop's connections: {err}");
-        }
+        queue.push_back(exchange);
+        drop(queue);
+        self.queued.notify_one();
+        None
     }
 
-    /// Serves the connections of a replaced generation until none has sent
-    /// anything for a read timeout (each idle one has then timed out).
-    fn drain(&self, old: &tiny_http::Server) {
-        let quiet_enough = self.read_timeout + Duration::from_secs(1);
-        let mut last_seen = Instant::now();
-        while !self.stopping() && last_seen.elapsed() < quiet_enough {
-            match old.recv_timeout(Duration::from_millis(500)) {
-                Ok(Ok(Some(request))) => {
-                    last_seen = Instant::now();
-                    self.connections.dispatch(request);
+    /// One worker: serves queued requests until the server stops and the
+    /// queue is empty.
+    fn work(&self) {
+        loop {
+            let exchange = {
+                let mut queue = lock(&self.queue);
+                loop {
+                    if let Some(exchange) = queue.pop_front() {
+                        break exchange;
+                    }
+                    if self.stopping() {
+                        return;
+                    }
+                    queue = self
+                        .queued
+                        .wait(queue)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
-                Ok(Ok(None)) => {}
-                Ok(Err(err)) => {
-                    last_seen = Instant::now();
-                    log::debug!("connection ended: {err}");
-                }
-                Err(_) => {}
-            }
-        }
-    }
-
-    fn wake_all(&self, http: &tiny_http::Server) {
-        // One more than the workers, in case a drainer takes one.
-        for _ in 0..=self.workers {
-            if let Err(err) = http.unblock() {
-                log::warn!("cannot wake a worker: {err}");
-            }
+            };
+            self.connections.serve(exchange);
         }
     }
 
     fn stop(&self) {
-        self.stop_with(None);
-    }
-
-    /// Stops accepting and wakes every worker, on the current generation
-    /// and on `also` (one being replaced when we give up).
-    fn stop_with(&self, also: Option<&tiny_http::Server>) {
         if self.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
         // Shutting down a listening socket makes a blocked accept() fail,
-        // which ends tiny_http's accept thread: no new connections.
+        // which ends the accept loop: no new connections.
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
             log::warn!("cannot shut down the listening socket: {err}");
         }
-        if let Some(heartbeat) = lock(&self.heartbeat).take() {
-            heartbeat.unpark();
+        // Taking the lock orders this wake-up after any worker's check of
+        // `stopping`, so none waits for ever.
+        drop(lock(&self.queue));
+        self.queued.notify_all();
+        self.pool.stop();
+    }
+}
+
+/// Accept errors that concern one connection, or none: accept again at
+/// once. `WouldBlock` is the read timeout passing without a connection.
+fn transient(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::WouldBlock
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The connection threads. A new connection goes to a waiting thread if
+/// one is free, or else to a new thread, at once: never behind another
+/// connection. Counting free threads under the same lock as the jobs
+/// handed to them is what makes "free" exact. A thread exits after
+/// [`CONNECTION_THREAD_IDLE`] without a connection.
+#[derive(Default)]
+struct Pool {
+    state: Mutex<PoolState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct PoolState {
+    jobs: VecDeque<Job>,
+    /// Threads waiting for a job (some may have been handed one already:
+    /// those not yet claimed number `waiting - jobs.len()`).
+    waiting: usize,
+    stopping: bool,
+}
+
+impl Pool {
+    /// Runs `job` on a free thread, or on a new one. Fails only when a
+    /// thread cannot be started; the job is then dropped.
+    fn run(self: &Arc<Self>, job: Job) -> io::Result<()> {
+        let mut state = lock(&self.state);
+        if state.waiting > state.jobs.len() {
+            state.jobs.push_back(job);
+            drop(state);
+            self.wake.notify_one();
+            return Ok(());
         }
-        self.wake_all(&self.current());
-        if let Some(old) = also {
-            self.wake_all(old);
+        drop(state);
+        let pool = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name("connection".into())
+            .spawn(move || {
+                job();
+                pool.wait_for_jobs();
+            });
+        spawned.map(drop)
+    }
+
+    fn wait_for_jobs(&self) {
+        let mut state = lock(&self.state);
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                drop(state);
+                job();
+                state = lock(&self.state);
+                continue;
+            }
+            if state.stopping {
+                return;
+            }
+            state.waiting += 1;
+            let (guard, waited) = self
+                .wake
+                .wait_timeout(state, CONNECTION_THREAD_IDLE)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            state = guard;
+            state.waiting -= 1;
+            if waited.timed_out() && state.jobs.is_empty() {
+                return;
+            }
         }
+    }
+
+    /// Lets every waiting thread exit.
+    fn stop(&self) {
+        lock(&self.state).stopping = true;
+        self.wake.notify_all();
     }
 }
