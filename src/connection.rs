@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::access_log;
@@ -350,23 +350,22 @@ fn header(request: &tiny_http::Request, name: &str) -> Option<String> {
         .map(|value| value.as_str().to_string())
 }
 
-/// How many times a header occurs. tiny_http's `Headers` finds only the
-/// first match and cannot be iterated, so we count on a copy, renaming each
-/// match as we find it.
-fn header_count(request: &tiny_http::Request, name: &str) -> usize {
+/// Whether a header occurs more than once. tiny_http's `Headers` finds
+/// only the first match and cannot be iterated, so we look on a copy,
+/// renaming the first match before looking again.
+fn repeated(request: &tiny_http::Request, name: &str) -> bool {
+    static RENAMED: OnceLock<Option<tiny_http::HeaderField>> = OnceLock::new();
     if !request.headers().contains(name) {
-        return 0;
+        return false;
     }
+    let Some(renamed) = RENAMED.get_or_init(|| "X-Counted".parse().ok()) else {
+        return false;
+    };
     let mut headers = request.headers().clone();
-    let mut count = 0;
-    while let Some(found) = headers.get_header_mut(name) {
-        count += 1;
-        match "X-Counted".parse() {
-            Ok(renamed) => found.field = renamed,
-            Err(_) => break,
-        }
+    if let Some(first) = headers.get_header_mut(name) {
+        first.field = renamed.clone();
     }
-    count
+    headers.contains(name)
 }
 
 /// Serves one request from start to finish: see the module comment.
@@ -602,13 +601,10 @@ fn framing_error(request: &tiny_http::Request) -> Option<ApiError> {
             hint: None,
         })
     };
-    let lengths = header_count(request, "Content-Length");
-    if lengths > 1 {
-        return ambiguous(format!("{lengths} Content-Length headers"));
-    }
-    let encodings = header_count(request, "Transfer-Encoding");
-    if encodings > 1 {
-        return ambiguous(format!("{encodings} Transfer-Encoding headers"));
+    for name in ["Content-Length", "Transfer-Encoding"] {
+        if repeated(request, name) {
+            return ambiguous(format!("more than one {name} header"));
+        }
     }
     match header(request, "Content-Length") {
         Some(value) if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) => {
