@@ -107,12 +107,18 @@ pub fn list<T: Resource>(store: &Store, req: &Request<'_>, query: &ListQuery) ->
 /// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
 /// `If-None-Match`.
 pub fn get<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
-    let item = store.get::<T>(id).ok_or_else(|| missing::<T>(id))?;
-    let reply = tagged(Reply::json(200, &item));
-    if let Some(unchanged) = reply.header("ETag").and_then(|tag| not_modified(req, tag)) {
+    let rendered = match store.get_json::<T>(id) {
+        Ok(rendered) => rendered.ok_or_else(|| missing::<T>(id))?,
+        Err(err) => {
+            // Our own types always serialize; reaching this is a bug.
+            log::error!("cannot serialize a {}: {err}", T::KIND);
+            return Err(ApiError::Internal);
+        }
+    };
+    if let Some(unchanged) = not_modified(req, &rendered.etag) {
         return Ok(unchanged);
     }
-    Ok(reply)
+    Ok(Reply::shared_json(200, rendered.body).with_header("ETag", rendered.etag.to_string()))
 }
 
 /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.

@@ -4,8 +4,9 @@
 //! - No module but this one locks. Handlers call a `Store` method, which
 //!   locks once, does the whole read-modify-write, and returns owned data;
 //!   serializing and writing to the socket happen after the lock is gone,
-//!   except for a list read after a change, which serializes the list once
-//!   under the lock and caches it for the reads that follow (`list_json`).
+//!   except for the first read of the list or of an item after a change,
+//!   which serializes it once under the lock and caches it for the reads
+//!   that follow (`list_json`, `get_json`).
 //!   That one lock per request is what makes every request atomic and the
 //!   whole API linearizable.
 //! - No id is ever handed out twice: `last_id` only grows, deletes included.
@@ -14,7 +15,7 @@
 //!   written, so after a panic elsewhere the data is still whole and
 //!   [`lock`] takes it back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -36,6 +37,19 @@ pub struct Collection<T> {
     /// after a change and dropped by the next change, so that reads between
     /// writes share one serialization.
     listed: Option<Listed>,
+    /// Items as JSON, made by the first read of each after its last change
+    /// and dropped by the next, likewise. At most [`RENDERED_MAX`].
+    rendered: HashMap<u64, Rendered>,
+}
+
+/// How many items' JSON a collection keeps; past that, it starts afresh.
+pub const RENDERED_MAX: usize = 4096;
+
+/// One item's response body, with its entity tag.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Arc<Vec<u8>>,
+    pub etag: Arc<str>,
 }
 
 /// A list response's body, with its entity tag and how many items matched
@@ -53,6 +67,7 @@ impl<T> Default for Collection<T> {
             items: BTreeMap::new(),
             last_id: 0,
             listed: None,
+            rendered: HashMap::new(),
         }
     }
 }
@@ -114,6 +129,7 @@ impl<T> From<Loaded<T>> for Collection<T> {
             items: loaded.items,
             last_id: loaded.last_id,
             listed: None,
+            rendered: HashMap::new(),
         }
     }
 }
@@ -202,8 +218,27 @@ impl Store {
         Ok(listed(serde_json::to_vec(&page)?, total))
     }
 
-    pub fn get<T: Resource>(&self, id: u64) -> Option<T> {
-        lock(T::slot(self)).items.get(&id).cloned()
+    /// One item as JSON, with its entity tag; `None` when there is no such
+    /// item. Serialized under the lock on the first read after a change,
+    /// then shared until the next change, as [`Store::list_json`] does.
+    pub fn get_json<T: Resource>(&self, id: u64) -> Result<Option<Rendered>, serde_json::Error> {
+        let mut collection = lock(T::slot(self));
+        if let Some(rendered) = collection.rendered.get(&id) {
+            return Ok(Some(rendered.clone()));
+        }
+        let Some(item) = collection.items.get(&id) else {
+            return Ok(None);
+        };
+        let body = serde_json::to_vec(item)?;
+        let rendered = Rendered {
+            etag: Arc::from(etag(&body)),
+            body: Arc::new(body),
+        };
+        if collection.rendered.len() >= RENDERED_MAX {
+            collection.rendered.clear();
+        }
+        collection.rendered.insert(id, rendered.clone());
+        Ok(Some(rendered))
     }
 
     pub fn contains<T: Resource>(&self, id: u64) -> bool {
@@ -270,6 +305,7 @@ impl Store {
             change(item);
             let item = item.clone();
             collection.listed = None;
+            collection.rendered.remove(&id);
             let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
             (item, seq)
         };
@@ -285,6 +321,7 @@ impl Store {
             self.writable()?;
             collection.items.clear();
             collection.listed = None;
+            collection.rendered.clear();
             self.shared.storage.as_ref().map(|s| s.clear::<T>())
         };
         self.commit(seq)
@@ -306,6 +343,7 @@ impl Store {
             check(item)?;
             collection.items.remove(&id);
             collection.listed = None;
+            collection.rendered.remove(&id);
             self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
         };
         self.commit(seq)?;
