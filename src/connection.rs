@@ -389,13 +389,19 @@ fn serve(
         None => Cow::Owned(request.method().as_str().to_string()),
     };
     let target = request.url().to_string();
-    let content_type = header(&request, "Content-Type");
+    // Only the headers this method can use: each lookup is a scan.
+    let takes_body = matches!(method, Method::Post | Method::Put | Method::Patch);
+    let reads = matches!(method, Method::Get | Method::Head);
+    let changes = matches!(method, Method::Put | Method::Patch | Method::Delete);
+    let content_type = takes_body
+        .then(|| header(&request, "Content-Type"))
+        .flatten();
     let accept = header(&request, "Accept");
     let authorization = header(&request, "Authorization");
     let preflight =
         method == Method::Options && request.headers().contains("Access-Control-Request-Method");
-    let if_none_match = header(&request, "If-None-Match");
-    let if_match = header(&request, "If-Match");
+    let if_none_match = reads.then(|| header(&request, "If-None-Match")).flatten();
+    let if_match = changes.then(|| header(&request, "If-Match")).flatten();
     let connection = connection_header(&request);
     let content_length = request.body_length().map(|n| n as u64);
     let chunked = request.headers().contains("Transfer-Encoding");
@@ -453,9 +459,15 @@ fn serve(
     settings.cors.apply(
         &mut reply,
         Asked {
-            origin: asked("Origin"),
-            method: asked("Access-Control-Request-Method"),
-            headers: asked("Access-Control-Request-Headers"),
+            origin: matches!(settings.cors, Cors::Origins(_))
+                .then(|| asked("Origin"))
+                .flatten(),
+            method: preflight
+                .then(|| asked("Access-Control-Request-Method"))
+                .flatten(),
+            headers: preflight
+                .then(|| asked("Access-Control-Request-Headers"))
+                .flatten(),
         },
     );
 
