@@ -11,11 +11,14 @@
 //!    for the first; a client that never reads its responses would then
 //!    pin every worker. Instead a request whose connection is being served
 //!    waits in that connection's lane, and the worker serving it takes it
-//!    next. A lane longer than [`MAX_PIPELINED`] condemns the connection.
-//! 2. **Condemned connections.** After a framing error, an overlong lane,
-//!    a body that stopped arriving, or a write that failed or timed out,
-//!    nothing more is served on that connection: the next request read
-//!    from it closes it instead.
+//!    next. The connection thread then reads nothing more until the lane
+//!    is empty: a client that pipelines waits in its own socket buffer,
+//!    and memory per connection stays bounded however much it sends.
+//! 2. **Condemned connections.** After a framing error, a body that
+//!    stopped arriving, or a write that failed or timed out, nothing more
+//!    is served on that connection: its thread closes it when its next
+//!    request arrives (at once if one was waiting), or the read timeout
+//!    does.
 //! 3. **TLS.** tiny_http's TLS stream is one lock for reading and writing,
 //!    so a connection thread blocked reading the next request would keep
 //!    the response from being written. Over TLS the connection thread waits
@@ -25,7 +28,6 @@
 //!    encoded and written in one go, one access-log line.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -41,11 +43,6 @@ use crate::response::Reply;
 
 /// What answers a request: the router in production, anything in tests.
 pub type Handler = dyn Fn(&mut Request<'_>) -> Reply + Send + Sync;
-
-/// How many requests one connection may have waiting behind the one being
-/// served. Generous for honest pipelining, small enough that a client that
-/// pipelines without reading cannot fill memory.
-pub const MAX_PIPELINED: usize = 64;
 
 /// What every connection and exchange needs: the handler and the settings.
 pub struct Connections {
@@ -63,8 +60,9 @@ pub struct Exchange {
 /// What a connection's thread and the workers serving it share.
 struct Conn {
     lane: Mutex<Lane>,
-    /// Signalled when the last response offered is written (TLS only).
-    all_written: Condvar,
+    /// Signalled, while the connection thread waits, when the lane empties
+    /// or the last response is written.
+    settled: Condvar,
     secure: bool,
 }
 
@@ -72,12 +70,14 @@ struct Conn {
 struct Lane {
     /// Whether a worker is serving this connection.
     busy: bool,
-    /// Requests waiting for that worker.
-    waiting: VecDeque<(tiny_http::Request, Written)>,
+    /// The request waiting for that worker.
+    waiting: Option<(tiny_http::Request, Written)>,
     /// Nothing more is served on this connection.
     condemned: bool,
     /// Requests not yet answered or dropped (counted over TLS only).
     unwritten: usize,
+    /// Whether the connection thread waits on `settled`.
+    reader_waits: bool,
 }
 
 /// Held with a request until its response is written or the request is
@@ -89,8 +89,8 @@ impl Drop for Written {
         if let Some(conn) = self.0.take() {
             let mut lane = lock(&conn.lane);
             lane.unwritten -= 1;
-            if lane.unwritten == 0 {
-                conn.all_written.notify_all();
+            if lane.unwritten == 0 && lane.reader_waits {
+                conn.settled.notify_all();
             }
         }
     }
@@ -100,7 +100,7 @@ impl Drop for Written {
 enum Offer {
     /// For a worker now.
     Serve(Exchange),
-    /// Waiting in the lane of the worker serving its connection.
+    /// Waiting in the lane for the worker serving its connection.
     Queued,
     /// The connection is condemned: drop the request and the connection.
     Refused(tiny_http::Request),
@@ -112,14 +112,6 @@ impl Conn {
         if lane.condemned {
             return Offer::Refused(request);
         }
-        if lane.busy && lane.waiting.len() >= MAX_PIPELINED {
-            lane.condemned = true;
-            log::warn!(
-                "{} pipelined more than {MAX_PIPELINED} requests without reading; closing it",
-                Remote(request.remote_addr().copied())
-            );
-            return Offer::Refused(request);
-        }
         let written = if self.secure {
             lane.unwritten += 1;
             Written(Some(Arc::clone(self)))
@@ -127,7 +119,9 @@ impl Conn {
             Written(None)
         };
         if lane.busy {
-            lane.waiting.push_back((request, written));
+            // The connection thread waits for the lane to empty before it
+            // reads again, so the lane holds one request at most.
+            lane.waiting = Some((request, written));
             return Offer::Queued;
         }
         lane.busy = true;
@@ -138,23 +132,24 @@ impl Conn {
         })
     }
 
-    /// The next request waiting in the lane, or `None` after closing the
-    /// lane. If the connection is condemned, the waiting requests are
-    /// dropped unanswered (outside the lock: dropping may drain a body).
+    /// The request waiting in the lane, or `None` after closing the lane.
+    /// If the connection is condemned, a waiting request is dropped
+    /// unanswered (outside the lock: dropping may drain a body).
     fn next_in_lane(&self) -> Option<(tiny_http::Request, Written)> {
         let mut lane = lock(&self.lane);
-        if lane.condemned {
+        let next = lane.waiting.take();
+        if lane.condemned || next.is_none() {
             lane.busy = false;
-            let dropped = std::mem::take(&mut lane.waiting);
+            if lane.reader_waits {
+                self.settled.notify_all();
+            }
             drop(lane);
-            for (request, written) in dropped {
+            if let Some((request, written)) = next {
                 discard(request);
                 drop(written);
             }
             return None;
         }
-        let next = lane.waiting.pop_front();
-        lane.busy = next.is_some();
         next
     }
 
@@ -164,15 +159,20 @@ impl Conn {
         }
     }
 
-    /// Waits until every response offered is written (or dropped).
-    fn wait_all_written(&self) {
+    /// Waits until the lane is empty if a request was `queued` in it, and
+    /// over TLS until every response is written. `false` if the connection
+    /// is condemned.
+    fn settle(&self, queued: bool) -> bool {
         let mut lane = lock(&self.lane);
-        while lane.unwritten > 0 {
+        while (queued && lane.busy) || lane.unwritten > 0 {
+            lane.reader_waits = true;
             lane = self
-                .all_written
+                .settled
                 .wait(lane)
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
+        lane.reader_waits = false;
+        !lane.condemned
     }
 }
 
@@ -219,7 +219,7 @@ impl Connections {
     ) {
         let conn = Arc::new(Conn {
             lane: Mutex::default(),
-            all_written: Condvar::new(),
+            settled: Condvar::new(),
             secure,
         });
         for next in client {
@@ -231,21 +231,22 @@ impl Connections {
                     continue;
                 }
             };
-            match conn.offer(request) {
-                Offer::Serve(exchange) => {
-                    if let Some(refused) = submit(exchange) {
+            let queued = match conn.offer(request) {
+                Offer::Serve(exchange) => match submit(exchange) {
+                    None => false,
+                    Some(refused) => {
                         discard(refused.request);
                         return;
                     }
-                }
-                Offer::Queued => {}
+                },
+                Offer::Queued => true,
                 Offer::Refused(request) => {
                     discard(request);
                     return;
                 }
-            }
-            if secure {
-                conn.wait_all_written();
+            };
+            if (queued || secure) && !conn.settle(queued) {
+                return;
             }
         }
     }

@@ -41,6 +41,26 @@ fn main() -> ExitCode {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
+    // A panic is caught where it can happen (a handler, tiny_http setting up
+    // a connection) and the server carries on, so it is one log line, not a
+    // backtrace on stderr: resolving one costs tens of megabytes of memory,
+    // again at every panic in a flood of them.
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(no message)");
+        let place = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("unnamed");
+        log::error!("thread '{name}' panicked at {place}: {message}");
+    }));
+
     // Each connection costs a descriptor (two while a request is queued):
     // take every one the hard limit allows.
     match rlimit::increase_nofile_limit(u64::MAX) {

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::support::{TestServer, config, parse_responses, problem, read_to_close};
+use crate::support::{TestServer, config, parse_responses, problem, read_responses, read_to_close};
 
 /// A server whose read and write timeouts are one second.
 fn impatient() -> TestServer {
@@ -154,4 +154,48 @@ fn a_trickled_body_gets_408_within_the_read_timeout() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn a_condemned_connection_is_closed_when_its_next_request_arrives() {
+    // The server's read timeout (30 s) is far longer than the client's
+    // (support::IO_TIMEOUT): the close must come from the framing error,
+    // when the request smuggled after it arrives, not from the timeout.
+    let server = TestServer::start();
+    let raw = format!(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 0\r\nContent-Length: {}\r\n\r\n{SMUGGLED}",
+        SMUGGLED.len()
+    );
+    let wire = server.raw(raw.as_bytes());
+    let responses = parse_responses(&wire, false);
+    assert_eq!(responses.len(), 1, "{responses:?}");
+    problem(&responses[0], 400);
+    assert_eq!(server.get("/api/widgets").text(), "[]");
+}
+
+#[test]
+fn a_burst_of_keep_alive_connections_is_served_without_any_closing() {
+    // tiny_http's own thread pool could leave a new connection unread until
+    // another keep-alive connection closed. Here none closes until every
+    // one has its answer; a connection left waiting fails the read.
+    let server = TestServer::start();
+    let mut streams: Vec<_> = (0..64).map(|_| server.connect()).collect();
+    for stream in &mut streams {
+        stream
+            .write_all(b"GET /api HTTP/1.1\r\nHost: t\r\n\r\n")
+            .expect("write");
+    }
+    for stream in &mut streams {
+        let responses = read_responses(stream, 1, false);
+        assert_eq!(responses[0].status, 200);
+    }
+    // And again on the same connections, still all open.
+    for stream in &mut streams {
+        stream
+            .write_all(b"GET /api/todos HTTP/1.1\r\nHost: t\r\n\r\n")
+            .expect("write");
+    }
+    for stream in &mut streams {
+        assert_eq!(read_responses(stream, 1, false)[0].status, 200);
+    }
 }
