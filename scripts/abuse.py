@@ -111,17 +111,19 @@ def normal_get(server, path="/api/todos"):
 
 
 def settle(server, idle, limit=20.0):
-    """Waits until threads and RSS are within 20% of `idle` (bounded)."""
+    """Waits until threads are within 20% of `idle` (bounded by `limit`),
+    then up to 2 s more for RSS to be."""
     deadline = time.monotonic() + limit
     while True:
         now = server.stats()
-        threads_ok = now["threads"] <= idle["threads"] * 1.2 + 1
-        rss_ok = now["rss_kb"] <= idle["rss_kb"] * 1.2
-        if threads_ok and rss_ok:
-            return now
-        if time.monotonic() > deadline:
-            return now
+        if now["threads"] <= idle["threads"] * 1.2 + 1 or time.monotonic() > deadline:
+            break
         time.sleep(0.25)
+    deadline = time.monotonic() + 2
+    while now["rss_kb"] > idle["rss_kb"] * 1.2 and time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = server.stats()
+    return now
 
 
 def report(name, sent, before, during, after, note=""):
@@ -297,6 +299,46 @@ def odd_inputs(server, idle):
     report("odd and oversized inputs", f"{len(cases)} requests", idle, peak, after, "no crash; each answered or closed")
 
 
+def trickled_head(server, idle, count=3):
+    """Clients that send their request head a byte at a time, each byte
+    within the read timeout.
+
+    A known gap, reported and not failed (issue [2] stays open for it): the
+    read timeout bounds each read, not the whole head, and tiny_http reads
+    the head with no deadline of its own and does not hand out its sockets
+    for us to close. Such a connection lasts as long as the client keeps
+    trickling; it costs a thread and two descriptors, like an idle one.
+    """
+    socks = [connect(server) for _ in range(count)]
+    head = b"GET /api/todos HTTP/1.1\r\nHost: t\r\n\r\n"
+    started = time.monotonic()
+    step = READ_TIMEOUT * 0.7
+    sent = 0
+    open_ = count
+    while time.monotonic() - started < READ_TIMEOUT * 3 and sent < len(head) - 2:
+        open_ = 0
+        for s in socks:
+            try:
+                s.sendall(head[sent:sent + 1])
+                open_ += 1
+            except OSError:
+                pass
+        sent += 1
+        time.sleep(step)
+    lasted = time.monotonic() - started
+    during = server.stats()
+    took = normal_get(server)
+    for s in socks:
+        s.close()
+    after = check_recovered(server, idle, "trickled head")
+    if open_:
+        known_gaps.append(f"trickled head: {open_} of {count} connections still open after "
+                          f"{lasted:.0f}s, three times the read timeout: it bounds each read, "
+                          "not the whole request head")
+    report("trickled request head", f"{count} conns, {sent} B each", idle, during, after,
+           f"normal GET in {took * 1000:.0f} ms; {open_} still open")
+
+
 def http2_preface(server, idle):
     """`curl --http2-prior-knowledge`'s first bytes.
 
@@ -434,6 +476,7 @@ def main():
         framing(server, idle)
         odd_inputs(server, idle)
         burst(server, idle, 3 if args.quick else 20, 1 if args.quick else 5)
+        trickled_head(server, idle)
         idle = http2_preface(server, idle)
         if server.stop() != 0:
             fail("the server did not exit 0 on SIGTERM after the attacks")
