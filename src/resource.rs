@@ -148,7 +148,10 @@ pub fn update<T: Resource>(
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
     let check = |item: &T| precondition::<T>(req.if_match, id, item);
     match store.update::<T>(id, check, |item| item.apply(patch))? {
-        Some(item) => Ok(tagged(Reply::json(200, &item))),
+        Some(rendered) => {
+            Ok(Reply::shared_json(200, rendered.body)
+                .with_header("ETag", rendered.etag.to_string()))
+        }
         // Deleted since the check above.
         None => Err(missing::<T>(id)),
     }

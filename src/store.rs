@@ -15,7 +15,7 @@
 //!   written, so after a panic elsewhere the data is still whole and
 //!   [`lock`] takes it back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -39,7 +39,7 @@ pub struct Collection<T> {
     listed: Option<Listed>,
     /// Items as JSON, made by the first read of each after its last change
     /// and dropped by the next, likewise. At most [`RENDERED_MAX`].
-    rendered: HashMap<u64, Rendered>,
+    rendered: BTreeMap<u64, Rendered>,
 }
 
 /// How many items' JSON a collection keeps; past that, it starts afresh.
@@ -67,7 +67,7 @@ impl<T> Default for Collection<T> {
             items: BTreeMap::new(),
             last_id: 0,
             listed: None,
-            rendered: HashMap::new(),
+            rendered: BTreeMap::new(),
         }
     }
 }
@@ -123,13 +123,33 @@ fn listed(body: Vec<u8>, total: usize) -> Listed {
     }
 }
 
+impl Rendered {
+    fn new(body: Vec<u8>) -> Rendered {
+        Rendered {
+            etag: Arc::from(etag(&body)),
+            body: Arc::new(body),
+        }
+    }
+}
+
+impl<T> Collection<T> {
+    /// Keeps an item's JSON for the reads that follow, within
+    /// [`RENDERED_MAX`].
+    fn keep_rendered(&mut self, id: u64, rendered: &Rendered) {
+        if self.rendered.len() >= RENDERED_MAX {
+            self.rendered.clear();
+        }
+        self.rendered.insert(id, rendered.clone());
+    }
+}
+
 impl<T> From<Loaded<T>> for Collection<T> {
     fn from(loaded: Loaded<T>) -> Collection<T> {
         Collection {
             items: loaded.items,
             last_id: loaded.last_id,
             listed: None,
-            rendered: HashMap::new(),
+            rendered: BTreeMap::new(),
         }
     }
 }
@@ -229,15 +249,8 @@ impl Store {
         let Some(item) = collection.items.get(&id) else {
             return Ok(None);
         };
-        let body = serde_json::to_vec(item)?;
-        let rendered = Rendered {
-            etag: Arc::from(etag(&body)),
-            body: Arc::new(body),
-        };
-        if collection.rendered.len() >= RENDERED_MAX {
-            collection.rendered.clear();
-        }
-        collection.rendered.insert(id, rendered.clone());
+        let rendered = Rendered::new(serde_json::to_vec(item)?);
+        collection.keep_rendered(id, &rendered);
         Ok(Some(rendered))
     }
 
@@ -286,16 +299,18 @@ impl Store {
     }
 
     /// Runs `check` and then `change` on the item under the lock and
-    /// returns the result, or `None` when there is no such item. An error
-    /// from `check` (an `If-Match` that no longer matches) changes nothing.
-    /// Returns once the change is durable (with `--data`).
+    /// returns the result as JSON, or `None` when there is no such item. An
+    /// error from `check` (an `If-Match` that no longer matches) changes
+    /// nothing. The JSON is made under the lock and kept for the reads that
+    /// follow, as [`Store::get_json`] does. Returns once the change is
+    /// durable (with `--data`).
     pub fn update<T: Resource>(
         &self,
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
-    ) -> Result<Option<T>, ApiError> {
-        let (item, seq) = {
+    ) -> Result<Option<Rendered>, ApiError> {
+        let (rendered, seq) = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
             let Some(item) = collection.items.get_mut(&id) else {
@@ -303,14 +318,22 @@ impl Store {
             };
             check(item)?;
             change(item);
-            let item = item.clone();
+            let seq = self.shared.storage.as_ref().map(|s| s.put(&*item));
+            let body = serde_json::to_vec(&*item).map_err(|err| {
+                // Our own types always serialize; reaching this is a bug.
+                log::error!("cannot serialize a {}: {err}", T::KIND);
+                ApiError::Internal
+            });
             collection.listed = None;
             collection.rendered.remove(&id);
-            let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
-            (item, seq)
+            let rendered = body.map(Rendered::new);
+            if let Ok(rendered) = &rendered {
+                collection.keep_rendered(id, rendered);
+            }
+            (rendered, seq)
         };
         self.commit(seq)?;
-        Ok(Some(item))
+        rendered.map(Some)
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
