@@ -5,14 +5,17 @@
 
 Called by scripts/bench.sh, which builds both binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs)
-and the real server in turn (which goes first alternates by round), each fresh, the real one seeded with the same 200
-todos the baseline answers with, and measures each with wrk. Rounds
+and the real server in turn (which goes first alternates by round), each
+fresh, the real one seeded with the same 200 todos the baseline answers
+with, and measures each with wrk. Rounds
 interleave the two servers so that drift on a shared machine hits both
 alike. The server is pinned to core 0 and wrk to core 1 when there are two
 or more cores. Prints a Markdown table of medians, min-max over the rounds,
 and the ratio of the medians (real / baseline), then the memory, size and
-start-up figures. Only ratios from one run mean anything: absolute numbers
-drift with whatever else the machine is doing.
+start-up figures, GET one and PUT with 100,000 todos stored against 200,
+durable POSTs and list queries over big stores. Only ratios from one run
+mean anything: absolute numbers drift with whatever else the machine is
+doing.
 
 --quick runs every scenario once, briefly: CI uses it to prove that the
 script still runs, not to judge the figures. A scenario whose responses are
@@ -134,16 +137,29 @@ class Running:
         host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
         self.addr = (host, int(port))
 
-    def seed(self):
-        conn = http.client.HTTPConnection(*self.addr, timeout=10)
-        for n in range(1, STORED + 1):
-            conn.request("POST", "/api/todos", json.dumps(todo_body(n)),
-                         {"Content-Type": "application/json"})
-            response = conn.getresponse()
-            response.read()
-            if response.status != 201:
-                fail(f"seeding: POST answered {response.status}")
-        conn.close()
+    def seed(self, count=STORED):
+        """Creates todos 1..count, pipelined in batches on one connection."""
+        sock = socket.create_connection(self.addr, timeout=30)
+        batch = 500
+        for start in range(1, count + 1, batch):
+            numbers = range(start, min(start + batch, count + 1))
+            requests = []
+            for n in numbers:
+                body = json.dumps(todo_body(n)).encode()
+                requests.append(b"POST /api/todos HTTP/1.1\r\nHost: bench\r\n"
+                                b"Content-Type: application/json\r\n"
+                                b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            sock.sendall(b"".join(requests))
+            # Every response ends with its JSON body, a todo; count them.
+            wire = b""
+            while wire.count(b"HTTP/1.1 ") < len(numbers) or not wire.endswith(b"}"):
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    fail("seeding: the server closed the connection")
+                wire += chunk
+            if wire.count(b"HTTP/1.1 201 ") != len(numbers):
+                fail(f"seeding: not every POST answered 201: {wire[:200]!r}")
+        sock.close()
 
     def status(self, field):
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -317,6 +333,18 @@ def main():
                 query_rates[(label, count)].append(wrk(server.url, scripts[label], 16, duration))
             server.stop()
 
+    # One item in a big store: GET one and PUT (in memory) with 200 and
+    # with 100,000 todos stored.
+    sizes = (STORED, 100_000)
+    big = {(name, count): [] for name in ("GET one", "PUT") for count in sizes}
+    for _ in range(rounds):
+        for count in sizes:
+            server = Running(SERVER, ["--log-level", "warn"])
+            server.seed(count)
+            for name in ("GET one", "PUT"):
+                big[(name, count)].append(wrk(server.url, scripts[name], 16, duration))
+            server.stop()
+
     durable_starts = []
     for _ in range(startups):
         data = fresh_data(workdir, fixtures[100_000])
@@ -366,6 +394,13 @@ def main():
         print(f"| POST, 16 conns, {count:,} todos stored | {fmt_rate(rates_)} req/s |")
     print(f"| start-up with 100,000 todos, exec to first 200 (median of {startups}) "
           f"| {statistics.median(durable_starts) * 1000:.0f} ms |")
+    print()
+    print("| one item, 16 conns, in memory | 200 todos | 100,000 todos | ratio |")
+    print("|---|---|---|---|")
+    for name in ("GET one", "PUT"):
+        small, large = big[(name, STORED)], big[(name, 100_000)]
+        print(f"| {name} | {fmt_rate(small)} | {fmt_rate(large)} "
+              f"| {statistics.median(large) / statistics.median(small):.2f} |")
     print()
     print("| list query, 16 conns | 10,000 todos | 100,000 todos |")
     print("|---|---|---|")

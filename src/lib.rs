@@ -4,23 +4,25 @@
 //! # Bird's-eye view
 //!
 //! A request travels through the modules in the order they are listed
-//! below. `server` takes it off the socket and hands a [`request::Request`]
-//! to a handler; in production that handler is [`router::App::handle`],
-//! which checks the path, method, query and `Accept`, then calls one of the
-//! five generic handlers in `resource`. Those decode and validate the body
-//! (`request`, `validate`, and the resource's own file), touch the `store`
-//! once, and return a [`response::Reply`]. Errors travel as
-//! [`error::ApiError`] and become problem+json in one place. `server`
-//! encodes the reply and writes it back.
+//! below. `server` and `connection` take it off the socket and hand a
+//! [`request::Request`] to a handler; in production that handler is
+//! [`router::App::handle`], which checks the path, method, query and
+//! `Accept`, then calls one of the five generic handlers in `resource`.
+//! Those decode and validate the body (`request`, `validate`, and the
+//! resource's own file), touch the `store` once, and return a
+//! [`response::Reply`]. Errors travel as [`error::ApiError`] and become
+//! problem+json in one place. `connection` encodes the reply and writes it
+//! back.
 //!
 //! # Codemap
 //!
 //! - `config`: flags and environment variables into a `Config`; `--help`.
-//! - `server`: listening socket and its timeouts, worker pool, restarting
-//!   the accept loop, shutdown.
-//! - `connection`: one request's trip through a worker (panic isolation),
-//!   framing checks, one worker per connection, condemned
-//!   connections. With `server`, the only modules that touch sockets.
+//! - `server`: listening socket and its timeouts, the accept loop and its
+//!   errors, the connection-thread pool, the workers, shutdown.
+//! - `connection`: a connection thread's loop, one request's trip through a
+//!   worker (panic isolation), framing checks, one worker per connection,
+//!   condemned connections. With `server`, the only modules that touch
+//!   sockets.
 //! - `access_log`: one line per request, buffered and written in batches.
 //! - `cors`: the CORS headers every response gets.
 //! - `delay`: responses held back by `--delay`/`_delay`, sent by a timer
