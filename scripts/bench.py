@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -243,6 +244,43 @@ def fmt_rate(values):
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
+def delay_check(delayed=100, quick=20):
+    """`delayed` concurrent GETs with `_delay=1000` on 2 workers, and
+    `quick` undelayed GETs sent meanwhile, one at a time. Returns when the
+    last delayed one finished (s) and the undelayed ones' times (ms)."""
+    server = Running(SERVER, ["--log-level", "warn"])
+    server.seed()
+
+    def get(path):
+        with socket.create_connection(server.addr, timeout=10) as sock:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n".encode())
+            wire = b""
+            while chunk := sock.recv(1 << 16):
+                wire += chunk
+        if not wire.startswith(b"HTTP/1.1 200"):
+            fail(f"delay check: {path} answered {wire[:40]!r}")
+
+    finished = []
+    started = time.monotonic()
+    threads = [threading.Thread(target=lambda: (get("/api/todos?_delay=1000"),
+                                                finished.append(time.monotonic())))
+               for _ in range(delayed)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)
+    times = []
+    for _ in range(quick):
+        begun = time.monotonic()
+        get("/api/todos")
+        times.append((time.monotonic() - begun) * 1000)
+    for thread in threads:
+        thread.join(15)
+    server.stop()
+    if len(finished) != delayed:
+        fail(f"delay check: {len(finished)} of {delayed} delayed requests finished")
+    return max(finished) - started, times
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="every scenario once, briefly")
@@ -345,6 +383,8 @@ def main():
                 big[(name, count)].append(wrk(server.url, scripts[name], 16, duration))
             server.stop()
 
+    delay_took, undelayed = delay_check()
+
     durable_starts = []
     for _ in range(startups):
         data = fresh_data(workdir, fixtures[100_000])
@@ -401,6 +441,10 @@ def main():
         small, large = big[(name, STORED)], big[(name, 100_000)]
         print(f"| {name} | {fmt_rate(small)} | {fmt_rate(large)} "
               f"| {statistics.median(large) / statistics.median(small):.2f} |")
+    print()
+    print(f"Latency simulation, 2 workers: 100 concurrent GETs with `_delay=1000` all "
+          f"finished in {delay_took:.2f} s; 20 undelayed GETs sent meanwhile took "
+          f"{statistics.median(undelayed):.2f} ms (median; {max(undelayed):.2f} ms at most).")
     print()
     print("| list query, 16 conns | 10,000 todos | 100,000 todos |")
     print("|---|---|---|")
