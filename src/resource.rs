@@ -6,6 +6,8 @@
 //! fields, their rules, and how an update applies. Everything else, from
 //! decoding the body to the `Location` header, lives here.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -78,47 +80,35 @@ pub fn from_stored<T: Resource>(value: Value) -> Result<T, String> {
 /// `GET /api/{collection}`: the items the query selects (every item,
 /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link` for a
 /// `_page` query.
-pub fn list<T: Resource>(store: &Store, req: &Request<'_>, query: &ListQuery) -> Reply {
+pub fn list<T: Resource>(
+    store: &Store,
+    req: &Request<'_>,
+    query: &ListQuery,
+) -> Result<Reply, ApiError> {
     let listed = if query.is_plain() {
-        store.list_json::<T>()
+        store.list_json::<T>()?
     } else {
-        store.query::<T>(query)
-    };
-    let listed = match listed {
-        Ok(listed) => listed,
-        Err(err) => {
-            // Our own types always serialize; reaching this is a bug.
-            log::error!("cannot serialize a list: {err}");
-            return Reply::from(ApiError::Internal);
-        }
+        store.query::<T>(query)?
     };
     if let Some(unchanged) = not_modified(req, &listed.etag) {
-        return unchanged;
+        return Ok(unchanged);
     }
-    let mut reply = Reply::shared_json(200, listed.body)
-        .with_header("ETag", listed.etag.to_string())
-        .with_header("X-Total-Count", listed.total.to_string());
+    let mut reply =
+        shared(listed.body, &listed.etag).with_header("X-Total-Count", listed.total.to_string());
     if let Some(link) = query.link(T::PATH, listed.total) {
         reply = reply.with_header("Link", link);
     }
-    reply
+    Ok(reply)
 }
 
 /// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
 /// `If-None-Match`.
 pub fn get<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
-    let rendered = match store.get_json::<T>(id) {
-        Ok(rendered) => rendered.ok_or_else(|| missing::<T>(id))?,
-        Err(err) => {
-            // Our own types always serialize; reaching this is a bug.
-            log::error!("cannot serialize a {}: {err}", T::KIND);
-            return Err(ApiError::Internal);
-        }
-    };
+    let rendered = store.get_json::<T>(id)?.ok_or_else(|| missing::<T>(id))?;
     if let Some(unchanged) = not_modified(req, &rendered.etag) {
         return Ok(unchanged);
     }
-    Ok(Reply::shared_json(200, rendered.body).with_header("ETag", rendered.etag.to_string()))
+    Ok(shared(rendered.body, &rendered.etag))
 }
 
 /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
@@ -148,10 +138,7 @@ pub fn update<T: Resource>(
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
     let check = |item: &T| precondition::<T>(req.if_match, id, item);
     match store.update::<T>(id, check, |item| item.apply(patch))? {
-        Some(rendered) => {
-            Ok(Reply::shared_json(200, rendered.body)
-                .with_header("ETag", rendered.etag.to_string()))
-        }
+        Some(rendered) => Ok(shared(rendered.body, &rendered.etag)),
         // Deleted since the check above.
         None => Err(missing::<T>(id)),
     }
@@ -173,6 +160,11 @@ pub fn delete<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<
 pub fn clear<T: Resource>(store: &Store) -> Result<Reply, ApiError> {
     store.clear::<T>()?;
     Ok(Reply::empty(204))
+}
+
+/// A 200 with a body the store keeps (an item or a list), and its `ETag`.
+fn shared(body: Arc<Vec<u8>>, etag: &str) -> Reply {
+    Reply::shared_json(200, body).with_header("ETag", etag.to_string())
 }
 
 /// The `ETag` of a reply's body, added to it.

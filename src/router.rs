@@ -220,11 +220,7 @@ impl App {
             Method::Options => Ok(options(allow)),
             Method::Post => resource::create::<T>(&self.store, req),
             Method::Delete => resource::clear::<T>(&self.store),
-            _ => Ok(resource::list::<T>(
-                &self.store,
-                req,
-                &query.unwrap_or_default(),
-            )),
+            _ => resource::list::<T>(&self.store, req, &query.unwrap_or_default()),
         }
     }
 

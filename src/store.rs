@@ -115,12 +115,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     })
 }
 
+/// Serializes one of our own values. They always serialize, so a failure
+/// is a bug: logged once here, and a 500.
+fn to_json(value: &impl serde::Serialize) -> Result<Vec<u8>, ApiError> {
+    serde_json::to_vec(value).map_err(|err| {
+        log::error!("cannot serialize a response body: {err}");
+        ApiError::Internal
+    })
+}
+
 fn listed(body: Vec<u8>, total: usize) -> Listed {
-    Listed {
-        etag: Arc::from(etag(&body)),
-        body: Arc::new(body),
-        total,
-    }
+    let Rendered { body, etag } = Rendered::new(body);
+    Listed { body, etag, total }
 }
 
 impl Rendered {
@@ -219,29 +225,29 @@ impl Store {
 
     /// Every item, ascending id, as a JSON array. Serialized under the lock
     /// on the first read after a change, then shared until the next change.
-    pub fn list_json<T: Resource>(&self) -> Result<Listed, serde_json::Error> {
+    pub fn list_json<T: Resource>(&self) -> Result<Listed, ApiError> {
         let mut collection = lock(T::slot(self));
         if let Some(listed) = &collection.listed {
             return Ok(listed.clone());
         }
         let items: Vec<&T> = collection.items.values().collect();
-        let listed = listed(serde_json::to_vec(&items)?, items.len());
+        let listed = listed(to_json(&items)?, items.len());
         collection.listed = Some(listed.clone());
         Ok(listed)
     }
 
     /// The items `query` selects, as a JSON array. Only the slice sent is
     /// serialized (under the lock: the items are borrowed, not copied).
-    pub fn query<T: Resource>(&self, query: &ListQuery) -> Result<Listed, serde_json::Error> {
+    pub fn query<T: Resource>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
         let collection = lock(T::slot(self));
         let (page, total) = query.run(&collection.items);
-        Ok(listed(serde_json::to_vec(&page)?, total))
+        Ok(listed(to_json(&page)?, total))
     }
 
     /// One item as JSON, with its entity tag; `None` when there is no such
     /// item. Serialized under the lock on the first read after a change,
     /// then shared until the next change, as [`Store::list_json`] does.
-    pub fn get_json<T: Resource>(&self, id: u64) -> Result<Option<Rendered>, serde_json::Error> {
+    pub fn get_json<T: Resource>(&self, id: u64) -> Result<Option<Rendered>, ApiError> {
         let mut collection = lock(T::slot(self));
         if let Some(rendered) = collection.rendered.get(&id) {
             return Ok(Some(rendered.clone()));
@@ -249,7 +255,7 @@ impl Store {
         let Some(item) = collection.items.get(&id) else {
             return Ok(None);
         };
-        let rendered = Rendered::new(serde_json::to_vec(item)?);
+        let rendered = Rendered::new(to_json(item)?);
         collection.keep_rendered(id, &rendered);
         Ok(Some(rendered))
     }
@@ -319,16 +325,13 @@ impl Store {
             check(item)?;
             change(item);
             let seq = self.shared.storage.as_ref().map(|s| s.put(&*item));
-            let body = serde_json::to_vec(&*item).map_err(|err| {
-                // Our own types always serialize; reaching this is a bug.
-                log::error!("cannot serialize a {}: {err}", T::KIND);
-                ApiError::Internal
-            });
+            let rendered = to_json(&*item).map(Rendered::new);
             collection.listed = None;
-            collection.rendered.remove(&id);
-            let rendered = body.map(Rendered::new);
-            if let Ok(rendered) = &rendered {
-                collection.keep_rendered(id, rendered);
+            match &rendered {
+                Ok(rendered) => collection.keep_rendered(id, rendered),
+                Err(_) => {
+                    collection.rendered.remove(&id);
+                }
             }
             (rendered, seq)
         };
