@@ -484,11 +484,14 @@ fn serve(
         delay::send_at(started + reply.delay, request, bytes, written);
         Ok(length)
     } else {
-        // Refused before its body was read. tiny_http discards the rest of
-        // the body after our answer, up to the read timeout; whatever the
-        // client sends after a body that stalled could be taken for a
-        // request, so the connection serves nothing more.
-        outcome = Outcome::Condemn;
+        // Refused before its body was read. A small body is already in
+        // tiny_http's buffer; the rest of a larger one it discards after
+        // our answer, but only up to the read timeout, and what the client
+        // sends after a body that stalled could be taken for a request: that
+        // connection serves nothing more.
+        if body_arrives_slowly(&request) {
+            outcome = Outcome::Condemn;
+        }
         // Hand the request to a thread of its own: see `respond_before_drain`.
         let bytes = reply.body_bytes().len();
         let spawned = std::thread::Builder::new()

@@ -199,3 +199,38 @@ fn a_burst_of_keep_alive_connections_is_served_without_any_closing() {
         assert_eq!(read_responses(stream, 1, false)[0].status, 200);
     }
 }
+
+#[test]
+fn a_small_body_refused_unread_leaves_the_connection_usable() {
+    // tiny_http has read a body this small before the request reaches us,
+    // so refusing it (415 here) loses nothing: the next request is served.
+    let server = TestServer::start();
+    let mut stream = server.connect();
+    stream
+        .write_all(
+            b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello\
+              GET /api/todos HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        )
+        .expect("write");
+    let responses = parse_responses(&read_to_close(&mut stream), false);
+    let statuses: Vec<u16> = responses.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [415, 200]);
+}
+
+#[test]
+fn a_large_body_refused_unread_closes_the_connection() {
+    // A body still arriving when it is refused is discarded by tiny_http
+    // only up to the read timeout; the connection then serves nothing more.
+    let server = TestServer::start();
+    let mut stream = server.connect();
+    let body = "x".repeat(2000);
+    let raw = format!(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}\
+         GET /api/todos HTTP/1.1\r\nHost: t\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(raw.as_bytes()).expect("write");
+    let responses = parse_responses(&read_to_close(&mut stream), false);
+    let statuses: Vec<u16> = responses.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [415]);
+}
