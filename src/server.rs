@@ -94,8 +94,9 @@ struct Shared {
     listener: Socket,
     connections: Connections,
     /// Requests ready for a worker.
-    queue: Mutex<VecDeque<Exchange>>,
-    /// Signalled when a request is queued, and when stopping.
+    queue: Mutex<Queue>,
+    /// Signalled when a request is queued while a worker waits, and when
+    /// stopping.
     queued: Condvar,
     pool: Arc<Pool>,
     stopping: AtomicBool,
@@ -308,9 +309,12 @@ impl Shared {
         if self.stopping() {
             return Some(exchange);
         }
-        queue.push_back(exchange);
+        queue.exchanges.push_back(exchange);
+        let idle = queue.idle > 0;
         drop(queue);
-        self.queued.notify_one();
+        if idle {
+            self.queued.notify_one();
+        }
         None
     }
 
@@ -321,16 +325,18 @@ impl Shared {
             let exchange = {
                 let mut queue = lock(&self.queue);
                 loop {
-                    if let Some(exchange) = queue.pop_front() {
+                    if let Some(exchange) = queue.exchanges.pop_front() {
                         break exchange;
                     }
                     if self.stopping() {
                         return;
                     }
+                    queue.idle += 1;
                     queue = self
                         .queued
                         .wait(queue)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    queue.idle -= 1;
                 }
             };
             self.connections.serve(exchange);
@@ -365,6 +371,16 @@ fn transient(err: &io::Error) -> bool {
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::ConnectionReset
     )
+}
+
+/// The workers' queue.
+#[derive(Default)]
+struct Queue {
+    exchanges: VecDeque<Exchange>,
+    /// Workers waiting on `queued`. Under load none waits, and a request
+    /// queued then wakes nobody: a wake-up is a system call even when no
+    /// thread waits, one per request otherwise.
+    idle: usize,
 }
 
 type Job = Box<dyn FnOnce() + Send>;
