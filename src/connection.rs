@@ -11,14 +11,21 @@
 //!    for the first; a client that never reads its responses would then
 //!    pin every worker. Instead a request whose connection is being served
 //!    waits in that connection's lane, and the worker serving it takes it
-//!    next. The connection thread then reads nothing more until the lane
-//!    is empty: a client that pipelines waits in its own socket buffer,
-//!    and memory per connection stays bounded however much it sends.
+//!    next. The lane holds one request: the connection thread reads the
+//!    next, then waits until the worker takes the one waiting. A client
+//!    that pipelines waits in its own socket buffer, and memory per
+//!    connection stays bounded however much it sends. Without pipelining a
+//!    request often arrives while the worker is still finishing the
+//!    previous response; it waits in the lane, and the connection thread
+//!    goes back to reading without a wake-up of its own.
 //! 2. **Condemned connections.** After a framing error, a body that
 //!    stopped arriving, or a write that failed or timed out, nothing more
-//!    is served on that connection: its thread closes it when its next
-//!    request arrives (at once if one was waiting), or the read timeout
-//!    does.
+//!    is served on that connection, and its response says
+//!    `Connection: close` (unless tiny_http writes it: a request refused
+//!    before its body was read). Its thread closes it when its next request
+//!    arrives, or the read timeout does. A request with a body may condemn
+//!    its connection, so one read behind it waits until its worker has
+//!    decided, and the connection is closed at once if it does.
 //! 3. **TLS.** tiny_http's TLS stream is one lock for reading and writing,
 //!    so a connection thread blocked reading the next request would keep
 //!    the response from being written. Over TLS the connection thread waits
@@ -70,14 +77,24 @@ struct Conn {
 struct Lane {
     /// Whether a worker is serving this connection.
     busy: bool,
+    /// Whether the request being served has a body, and so may condemn
+    /// the connection (see [`has_body`]), and its worker has not decided
+    /// yet whether it does.
+    undecided: bool,
     /// The request waiting for that worker.
-    waiting: Option<(tiny_http::Request, Written)>,
+    waiting: Option<Waiting>,
     /// Nothing more is served on this connection.
     condemned: bool,
     /// Requests not yet answered or dropped (counted over TLS only).
     unwritten: usize,
     /// Whether the connection thread waits on `settled`.
     reader_waits: bool,
+}
+
+struct Waiting {
+    request: tiny_http::Request,
+    written: Written,
+    body: bool,
 }
 
 /// Held with a request until its response is written or the request is
@@ -100,15 +117,31 @@ impl Drop for Written {
 enum Offer {
     /// For a worker now.
     Serve(Exchange),
-    /// Waiting in the lane for the worker serving its connection.
-    Queued,
+    /// Waiting in the lane for the worker serving its connection. `settle`
+    /// when the request being served may yet condemn the connection: the
+    /// connection thread then waits for the worker to decide, to close the
+    /// connection at once if it does.
+    Queued { settle: bool },
     /// The connection is condemned: drop the request and the connection.
     Refused(tiny_http::Request),
 }
 
 impl Conn {
+    /// Offers a request read from the connection. If one already waits in
+    /// the lane, first waits until the worker takes it: the connection
+    /// thread reads no more meanwhile, so the lane holds one request at
+    /// most.
     fn offer(self: &Arc<Self>, request: tiny_http::Request) -> Offer {
+        let body = has_body(&request);
         let mut lane = lock(&self.lane);
+        while lane.waiting.is_some() && !lane.condemned {
+            lane.reader_waits = true;
+            lane = self
+                .settled
+                .wait(lane)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        lane.reader_waits = false;
         if lane.condemned {
             return Offer::Refused(request);
         }
@@ -119,12 +152,16 @@ impl Conn {
             Written(None)
         };
         if lane.busy {
-            // The connection thread waits for the lane to empty before it
-            // reads again, so the lane holds one request at most.
-            lane.waiting = Some((request, written));
-            return Offer::Queued;
+            let settle = lane.undecided;
+            lane.waiting = Some(Waiting {
+                request,
+                written,
+                body,
+            });
+            return Offer::Queued { settle };
         }
         lane.busy = true;
+        lane.undecided = body;
         Offer::Serve(Exchange {
             request,
             written,
@@ -138,19 +175,39 @@ impl Conn {
     fn next_in_lane(&self) -> Option<(tiny_http::Request, Written)> {
         let mut lane = lock(&self.lane);
         let next = lane.waiting.take();
-        if lane.condemned || next.is_none() {
-            lane.busy = false;
-            if lane.reader_waits {
-                self.settled.notify_all();
-            }
-            drop(lane);
-            if let Some((request, written)) = next {
-                discard(request);
-                drop(written);
-            }
-            return None;
+        if lane.reader_waits {
+            // The lane has room, or is empty: the connection thread goes on.
+            self.settled.notify_all();
         }
-        next
+        match next {
+            Some(next) if !lane.condemned => {
+                lane.undecided = next.body;
+                Some((next.request, next.written))
+            }
+            next => {
+                lane.busy = false;
+                drop(lane);
+                if let Some(Waiting {
+                    request, written, ..
+                }) = next
+                {
+                    discard(request);
+                    drop(written);
+                }
+                None
+            }
+        }
+    }
+
+    /// The worker knows what serving the request means for the connection:
+    /// a request read behind it need not wait for its response.
+    fn decided(&self, outcome: Outcome) {
+        let mut lane = lock(&self.lane);
+        lane.condemned |= outcome == Outcome::Condemn;
+        lane.undecided = false;
+        if lane.reader_waits {
+            self.settled.notify_all();
+        }
     }
 
     fn condemn_if(&self, outcome: Outcome) {
@@ -159,12 +216,12 @@ impl Conn {
         }
     }
 
-    /// Waits until the lane is empty if a request was `queued` in it, and
-    /// over TLS until every response is written. `false` if the connection
-    /// is condemned.
+    /// Waits, if `queued` says so, until no request in the lane may yet
+    /// condemn the connection, and over TLS until every response is
+    /// written. `false` if the connection is condemned.
     fn settle(&self, queued: bool) -> bool {
         let mut lane = lock(&self.lane);
-        while (queued && lane.busy) || lane.unwritten > 0 {
+        while (queued && lane.busy && lane.undecided) || lane.unwritten > 0 {
             lane.reader_waits = true;
             lane = self
                 .settled
@@ -231,7 +288,7 @@ impl Connections {
                     continue;
                 }
             };
-            let queued = match conn.offer(request) {
+            let settle = match conn.offer(request) {
                 Offer::Serve(exchange) => match submit(exchange) {
                     None => false,
                     Some(refused) => {
@@ -239,13 +296,13 @@ impl Connections {
                         return;
                     }
                 },
-                Offer::Queued => true,
+                Offer::Queued { settle } => settle,
                 Offer::Refused(request) => {
                     discard(request);
                     return;
                 }
             };
-            if (queued || secure) && !conn.settle(queued) {
+            if (settle || secure) && !conn.settle(settle) {
                 return;
             }
         }
@@ -268,7 +325,13 @@ impl Connections {
 
     fn serve_one(&self, request: tiny_http::Request, written: Written, conn: &Arc<Conn>) {
         if !body_arrives_slowly(&request) {
-            conn.condemn_if(serve(request, written, &*self.handler, &self.settings));
+            conn.condemn_if(serve(
+                request,
+                written,
+                &*self.handler,
+                &self.settings,
+                conn,
+            ));
             return;
         }
         // A body still on its way could hold this worker for up to the read
@@ -281,11 +344,20 @@ impl Connections {
         );
         let spawned = std::thread::Builder::new()
             .name("upload".into())
-            .spawn(move || conn.condemn_if(serve(request, written, &*handler, &settings)));
+            .spawn(move || conn.condemn_if(serve(request, written, &*handler, &settings, &conn)));
         if let Err(err) = spawned {
             log::warn!("cannot start a thread for a request body: {err}");
         }
     }
+}
+
+/// Whether a request has a body, or headers that frame one. Only such a
+/// request can condemn its connection by what it sends (ambiguous framing,
+/// a stalled body, a body refused unread); any other only by a failed
+/// write.
+fn has_body(request: &tiny_http::Request) -> bool {
+    let headers = request.headers();
+    headers.contains("Content-Length") || headers.contains("Transfer-Encoding")
 }
 
 /// Whether reading the body means waiting on the client. tiny_http reads a
@@ -377,6 +449,7 @@ fn serve(
     written: Written,
     handler: &Handler,
     settings: &Settings,
+    conn: &Conn,
 ) -> Outcome {
     let Settings {
         max_body_bytes,
@@ -472,6 +545,22 @@ fn serve(
         },
     );
 
+    if !body_finished && body_arrives_slowly(&request) {
+        // Refused before its body was read. A small body is already in
+        // tiny_http's buffer; the rest of a larger one it discards after
+        // our answer, but only up to the read timeout, and what the client
+        // sends after a body that stalled could be taken for a request: that
+        // connection serves nothing more.
+        outcome = Outcome::Condemn;
+    }
+    // Known before the response is written (only a failed write changes
+    // it), so a request already read from the connection need not wait.
+    conn.decided(outcome);
+    let connection = match outcome {
+        Outcome::Condemn => Some("close"),
+        Outcome::Continue => connection,
+    };
+
     let date = http_date();
     let remote = request.remote_addr().copied();
     let status = reply.status;
@@ -484,14 +573,6 @@ fn serve(
         delay::send_at(started + reply.delay, request, bytes, written);
         Ok(length)
     } else {
-        // Refused before its body was read. A small body is already in
-        // tiny_http's buffer; the rest of a larger one it discards after
-        // our answer, but only up to the read timeout, and what the client
-        // sends after a body that stalled could be taken for a request: that
-        // connection serves nothing more.
-        if body_arrives_slowly(&request) {
-            outcome = Outcome::Condemn;
-        }
         // Hand the request to a thread of its own: see `respond_before_drain`.
         let bytes = reply.body_bytes().len();
         let spawned = std::thread::Builder::new()

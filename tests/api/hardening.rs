@@ -170,6 +170,7 @@ fn a_condemned_connection_is_closed_when_its_next_request_arrives() {
     let responses = parse_responses(&wire, false);
     assert_eq!(responses.len(), 1, "{responses:?}");
     problem(&responses[0], 400);
+    assert_eq!(responses[0].header("Connection"), Some("close"));
     assert_eq!(server.get("/api/widgets").text(), "[]");
 }
 
