@@ -416,11 +416,68 @@ impl Read for LazyBody<'_> {
     }
 }
 
-fn header(request: &tiny_http::Request, name: &str) -> Option<String> {
-    request
-        .headers()
-        .get(name)
-        .map(|value| value.as_str().to_string())
+/// The parts of a request its handler reads, borrowed from the request.
+#[derive(Clone, Copy)]
+struct Heads<'a> {
+    target: &'a str,
+    content_type: Option<&'a str>,
+    accept: Option<&'a str>,
+    authorization: Option<&'a str>,
+    if_none_match: Option<&'a str>,
+    if_match: Option<&'a str>,
+}
+
+impl<'a> Heads<'a> {
+    /// Looks up only the headers `method` can use: each lookup is a scan.
+    fn of(request: &'a tiny_http::Request, method: Method) -> Heads<'a> {
+        let header = |name| request.headers().get(name).map(|v| v.as_str());
+        let takes_body = matches!(method, Method::Post | Method::Put | Method::Patch);
+        let reads = matches!(method, Method::Get | Method::Head);
+        let changes = matches!(method, Method::Put | Method::Patch | Method::Delete);
+        Heads {
+            target: request.url(),
+            content_type: takes_body.then(|| header("Content-Type")).flatten(),
+            accept: header("Accept"),
+            authorization: header("Authorization"),
+            if_none_match: reads.then(|| header("If-None-Match")).flatten(),
+            if_match: changes.then(|| header("If-Match")).flatten(),
+        }
+    }
+
+    fn to_owned(self) -> OwnedHeads {
+        let own = |value: Option<&str>| value.map(str::to_string);
+        OwnedHeads {
+            target: self.target.to_string(),
+            content_type: own(self.content_type),
+            accept: own(self.accept),
+            authorization: own(self.authorization),
+            if_none_match: own(self.if_none_match),
+            if_match: own(self.if_match),
+        }
+    }
+}
+
+/// Copies of [`Heads`], for when the request is lent to its body reader.
+struct OwnedHeads {
+    target: String,
+    content_type: Option<String>,
+    accept: Option<String>,
+    authorization: Option<String>,
+    if_none_match: Option<String>,
+    if_match: Option<String>,
+}
+
+impl OwnedHeads {
+    fn lend(&self) -> Heads<'_> {
+        Heads {
+            target: &self.target,
+            content_type: self.content_type.as_deref(),
+            accept: self.accept.as_deref(),
+            authorization: self.authorization.as_deref(),
+            if_none_match: self.if_none_match.as_deref(),
+            if_match: self.if_match.as_deref(),
+        }
+    }
 }
 
 /// Whether a header occurs more than once. tiny_http's `Headers` finds
@@ -462,20 +519,10 @@ fn serve(
         Some(name) => Cow::Borrowed(name),
         None => Cow::Owned(request.method().as_str().to_string()),
     };
-    let target = request.url().to_string();
-    // Only the headers this method can use: each lookup is a scan.
-    let takes_body = matches!(method, Method::Post | Method::Put | Method::Patch);
-    let reads = matches!(method, Method::Get | Method::Head);
-    let changes = matches!(method, Method::Put | Method::Patch | Method::Delete);
-    let content_type = takes_body
-        .then(|| header(&request, "Content-Type"))
-        .flatten();
-    let accept = header(&request, "Accept");
-    let authorization = header(&request, "Authorization");
+    // Kept for the access-log line, written once the request is gone.
+    let logged_target = access_log::enabled().then(|| request.url().to_string());
     let preflight =
         method == Method::Options && request.headers().contains("Access-Control-Request-Method");
-    let if_none_match = reads.then(|| header(&request, "If-None-Match")).flatten();
-    let if_match = changes.then(|| header(&request, "If-Match")).flatten();
     let connection = connection_header(&request);
     let content_length = request.body_length().map(|n| n as u64);
     let chunked = request.headers().contains("Transfer-Encoding");
@@ -487,40 +534,70 @@ fn serve(
     } else {
         Outcome::Continue
     };
+    let exchange = |heads: Heads<'_>, body: &mut dyn Read| {
+        let mut req = Request {
+            method,
+            method_name: &method_name,
+            target: heads.target,
+            content_type: heads.content_type,
+            accept: heads.accept,
+            preflight,
+            authorization: heads.authorization,
+            if_none_match: heads.if_none_match,
+            if_match: heads.if_match,
+            content_length,
+            body,
+            max_body_bytes,
+        };
+        catch_unwind(AssertUnwindSafe(|| handler(&mut req))).unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            log::error!("handler panicked on {method_name} {}: {what}", heads.target);
+            Reply::from(ApiError::Internal)
+        })
+    };
 
     let reply = match framing {
         Some(err) => Reply::from(err),
-        None => {
+        None if body_arrives_slowly(&request) => {
+            // The body reader borrows the request, so the handler gets
+            // copies of its headers.
+            let heads = Heads::of(&request, method).to_owned();
             let mut body = LazyBody {
                 request: &mut request,
                 deadline: started + read_timeout,
                 finished: body_finished,
             };
-            let mut req = Request {
-                method,
-                method_name: &method_name,
-                target: &target,
-                content_type: content_type.as_deref(),
-                accept: accept.as_deref(),
-                preflight,
-                authorization: authorization.as_deref(),
-                if_none_match: if_none_match.as_deref(),
-                if_match: if_match.as_deref(),
-                content_length,
-                body: &mut body,
-                max_body_bytes,
-            };
-            let result = catch_unwind(AssertUnwindSafe(|| handler(&mut req)));
+            let reply = exchange(heads.lend(), &mut body);
             body_finished = body.finished;
-            result.unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                log::error!("handler panicked on {method_name} {target}: {what}");
-                Reply::from(ApiError::Internal)
-            })
+            reply
+        }
+        None => {
+            // Any body is at most 1 KiB, and tiny_http read it with the
+            // head: taking it now from memory lends the handler the
+            // request's own headers. One over `--max-body-bytes` is left
+            // unread, for the handler's 413.
+            let mut bytes = Vec::new();
+            let length = content_length.filter(|&n| n > 0 && n <= max_body_bytes as u64);
+            let read = match length {
+                Some(n) => request.as_reader().take(n).read_to_end(&mut bytes),
+                None => Ok(0),
+            };
+            match read {
+                Ok(_) => {
+                    body_finished |= length.is_some();
+                    exchange(Heads::of(&request, method), &mut &bytes[..])
+                }
+                Err(err) => {
+                    outcome = Outcome::Condemn;
+                    Reply::from(ApiError::bad_request(format!(
+                        "cannot read the request body: {err}"
+                    )))
+                }
+            }
         }
     };
     if reply.status == 408 {
@@ -587,13 +664,13 @@ fn serve(
         spawned.map(|_| bytes)
     };
     let remote = Remote(remote);
-    match sent {
-        Ok(bytes) if access_log::enabled() => access_log::record(format_args!(
+    match (sent, logged_target) {
+        (Ok(bytes), Some(target)) => access_log::record(format_args!(
             "{remote} {method_name} {target} {status} {bytes}B {:.3}ms",
             started.elapsed().as_secs_f64() * 1000.0
         )),
-        Ok(_) => {}
-        Err(err) => {
+        (Ok(_), None) => {}
+        (Err(err), _) => {
             log::debug!("cannot send the response to {remote}: {err}");
             outcome = Outcome::Condemn;
         }
@@ -644,13 +721,28 @@ fn write_reply(
     head_only: bool,
     connection: Option<&str>,
 ) -> io::Result<usize> {
-    let bytes = reply.encode(date, head_only, connection);
-    // `into_writer` drops the request, and with it the body reader, which
-    // reads whatever is left of the body; here nothing is left.
-    let mut writer = request.into_writer();
-    writer.write_all(&bytes)?;
-    writer.flush()?;
-    Ok(bytes.len())
+    use std::cell::RefCell;
+    // Each worker encodes into the same buffer every time, rather than
+    // allocating one per response; one that grew past this is let go.
+    const KEPT: usize = 64 * 1024;
+    thread_local! {
+        static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|bytes| {
+        bytes.clear();
+        reply.encode_into(bytes, date, head_only, connection);
+        // `into_writer` drops the request, and with it the body reader,
+        // which reads whatever is left of the body; here nothing is left.
+        let mut writer = request.into_writer();
+        let sent = writer
+            .write_all(bytes)
+            .and_then(|()| writer.flush())
+            .map(|()| bytes.len());
+        if bytes.capacity() > KEPT {
+            *bytes = Vec::new();
+        }
+        sent
+    })
 }
 
 /// The way out when the body was not read to its end (a request refused
@@ -708,7 +800,7 @@ fn framing_error(request: &tiny_http::Request) -> Option<ApiError> {
             return ambiguous(format!("more than one {name} header"));
         }
     }
-    match header(request, "Content-Length") {
+    match request.headers().get("Content-Length").map(|v| v.as_str()) {
         Some(value) if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) => {
             ambiguous(format!("Content-Length '{value}' is not a number"))
         }

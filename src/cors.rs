@@ -10,9 +10,7 @@
 //! `Vary: Origin`; `--no-cors` sends none of it. Applied in `connection.rs`
 //! to every reply, errors included.
 
-use std::borrow::Cow;
-
-use crate::response::Reply;
+use crate::response::{Reply, Text};
 
 /// The headers a browser script may read from a response.
 pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link";
@@ -47,21 +45,21 @@ impl Cors {
     /// that carries `Allow` (the path exists) to a request with
     /// `Access-Control-Request-Method`.
     pub fn apply(&self, reply: &mut Reply, asked: Asked<'_>) {
-        let allow_origin: Cow<'static, str> = match self {
+        let allow_origin: Text = match self {
             Cors::Off => return,
-            Cors::Any => Cow::Borrowed("*"),
+            Cors::Any => Text::Fixed("*"),
             Cors::Origins(origins) => {
-                reply.headers.push(("Vary", Cow::Borrowed("Origin")));
+                reply.headers.push(("Vary", Text::Fixed("Origin")));
                 match asked.origin {
                     Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        Cow::Owned(origin.to_string())
+                        Text::Owned(origin.to_string())
                     }
                     _ => return,
                 }
             }
         };
         let preflight = asked.method.is_some() && reply.status == 204;
-        let methods = preflight.then(|| reply.header("Allow").map(|m| Cow::Owned(m.to_string())));
+        let methods = preflight.then(|| reply.header("Allow").map(|m| Text::Owned(m.to_string())));
         reply
             .headers
             .push(("Access-Control-Allow-Origin", allow_origin));
@@ -73,16 +71,16 @@ impl Cors {
                 if let Some(headers) = asked.headers.filter(|h| !h.trim().is_empty()) {
                     reply.headers.push((
                         "Access-Control-Allow-Headers",
-                        Cow::Owned(headers.to_string()),
+                        Text::Owned(headers.to_string()),
                     ));
                 }
                 reply
                     .headers
-                    .push(("Access-Control-Max-Age", Cow::Borrowed(MAX_AGE)));
+                    .push(("Access-Control-Max-Age", Text::Fixed(MAX_AGE)));
             }
             _ => reply
                 .headers
-                .push(("Access-Control-Expose-Headers", Cow::Borrowed(EXPOSED))),
+                .push(("Access-Control-Expose-Headers", Text::Fixed(EXPOSED))),
         }
     }
 }
@@ -110,7 +108,7 @@ mod tests {
         reply
             .headers
             .into_iter()
-            .map(|(name, value)| (name, value.into_owned()))
+            .map(|(name, value)| (name, value.to_string()))
             .collect()
     }
 

@@ -84,12 +84,22 @@ pub struct Request<'a> {
 impl<'a> Request<'a> {
     /// The path without its query string.
     pub fn path(&self) -> &'a str {
-        self.target.split_once('?').map_or(self.target, |(p, _)| p)
+        self.split_target().0
     }
 
     /// The query string after `?`, if any.
     pub fn query(&self) -> Option<&'a str> {
-        self.target.split_once('?').map(|(_, q)| q)
+        self.split_target().1
+    }
+
+    /// A byte loop: on a target this short, `split_once('?')` spent more
+    /// setting up its search than searching, several times a request.
+    fn split_target(&self) -> (&'a str, Option<&'a str>) {
+        let target = self.target;
+        match target.bytes().position(|b| b == b'?') {
+            Some(at) => (&target[..at], Some(&target[at + 1..])),
+            None => (target, None),
+        }
     }
 
     /// Rejects any query parameter but `_delay` (checked by
@@ -228,12 +238,13 @@ impl BodyFormat {
     /// parameters are ignored. Anything else is 415.
     pub fn parse(value: &str, merge_patch: bool) -> Result<Option<BodyFormat>, ApiError> {
         let mut parts = value.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-        let format = match media.as_str() {
-            "application/json" => BodyFormat::Json,
-            "application/merge-patch+json" if merge_patch => BodyFormat::Json,
-            "application/x-www-form-urlencoded" => BodyFormat::Form,
-            _ => {
+        let media = parts.next().unwrap_or("").trim();
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        let format = match () {
+            () if is("application/json") => BodyFormat::Json,
+            () if merge_patch && is("application/merge-patch+json") => BodyFormat::Json,
+            () if is("application/x-www-form-urlencoded") => BodyFormat::Form,
+            () => {
                 let also = if merge_patch {
                     ", application/merge-patch+json"
                 } else {

@@ -163,8 +163,8 @@ pub fn clear<T: Resource>(store: &Store) -> Result<Reply, ApiError> {
 }
 
 /// A 200 with a body the store keeps (an item or a list), and its `ETag`.
-fn shared(body: Arc<Vec<u8>>, etag: &str) -> Reply {
-    Reply::shared_json(200, body).with_header("ETag", etag.to_string())
+fn shared(body: Arc<Vec<u8>>, etag: &Arc<str>) -> Reply {
+    Reply::shared_json(200, body).with_header("ETag", Arc::clone(etag))
 }
 
 /// The `ETag` of a reply's body, added to it.
@@ -174,9 +174,9 @@ fn tagged(reply: Reply) -> Reply {
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
-pub(crate) fn not_modified(req: &Request<'_>, tag: &str) -> Option<Reply> {
+pub(crate) fn not_modified(req: &Request<'_>, tag: &Arc<str>) -> Option<Reply> {
     let header = req.if_none_match?;
-    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", tag.to_string()))
+    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", Arc::clone(tag)))
 }
 
 /// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,

@@ -23,13 +23,60 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 pub struct Reply {
     pub status: u16,
     /// Headers beyond the standard ones `encode` always writes.
-    /// Values are borrowed when fixed (`Allow`, CORS), owned when made.
-    pub headers: Vec<(&'static str, Cow<'static, str>)>,
+    pub headers: Vec<(&'static str, Text)>,
     /// The body and its media type; `None` for 204.
     pub body: Option<(&'static str, Body)>,
     /// How long to hold the response back (`--delay`, `_delay`): the
     /// connection layer sends it this much later, without a worker waiting.
     pub delay: Duration,
+}
+
+/// A header value: fixed (`Allow`, CORS), made for this response, or
+/// shared with the store's cache (an item's `ETag`), never copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    Fixed(&'static str),
+    Owned(String),
+    Shared(Arc<str>),
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Text::Fixed(text) => text,
+            Text::Owned(text) => text,
+            Text::Shared(text) => text,
+        }
+    }
+}
+
+impl From<&'static str> for Text {
+    fn from(text: &'static str) -> Text {
+        Text::Fixed(text)
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Text {
+        Text::Owned(text)
+    }
+}
+
+impl From<Arc<str>> for Text {
+    fn from(text: Arc<str>) -> Text {
+        Text::Shared(text)
+    }
+}
+
+impl From<Cow<'static, str>> for Text {
+    fn from(text: Cow<'static, str>) -> Text {
+        match text {
+            Cow::Borrowed(text) => Text::Fixed(text),
+            Cow::Owned(text) => Text::Owned(text),
+        }
+    }
 }
 
 /// A response body: bytes made for this response, or bytes shared with the
@@ -94,7 +141,7 @@ impl Reply {
         }
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Reply {
+    pub fn with_header(mut self, name: &'static str, value: impl Into<Text>) -> Reply {
         self.headers.push((name, value.into()));
         self
     }
@@ -104,7 +151,7 @@ impl Reply {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_ref())
+            .map(|(_, v)| &**v)
     }
 
     pub fn body_bytes(&self) -> &[u8] {
@@ -115,6 +162,19 @@ impl Reply {
     /// drops the body but keeps its `Content-Length` (RFC 9110 section 9.3.2);
     /// `connection` is written as the `Connection` header when given.
     pub fn encode(&self, date: &str, head_only: bool, connection: Option<&str>) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out, date, head_only, connection);
+        out
+    }
+
+    /// [`Reply::encode`], appended to `out`: a worker reuses one buffer.
+    pub fn encode_into(
+        &self,
+        out: &mut Vec<u8>,
+        date: &str,
+        head_only: bool,
+        connection: Option<&str>,
+    ) {
         // Plain appends rather than `write!`: on a small response, the
         // formatting machinery cost more than everything else here.
         let body = self.body_bytes();
@@ -123,7 +183,7 @@ impl Reply {
             .iter()
             .map(|(n, v)| n.len() + v.len() + 4)
             .sum();
-        let mut out = Vec::with_capacity(160 + extra + if head_only { 0 } else { body.len() });
+        out.reserve(160 + extra + if head_only { 0 } else { body.len() });
         let mut line = |parts: &[&[u8]]| {
             for part in parts {
                 out.extend_from_slice(part);
@@ -157,7 +217,6 @@ impl Reply {
         if !head_only {
             out.extend_from_slice(body);
         }
-        out
     }
 }
 
@@ -184,28 +243,57 @@ fn decimal(mut n: u64) -> impl AsRef<[u8]> {
 /// hash of its bytes, so it changes exactly when the bytes change (up to a
 /// 64-bit hash collision).
 pub fn etag(bytes: &[u8]) -> String {
-    use std::hash::Hasher;
-    // `DefaultHasher::new()` has fixed keys: the same bytes give the same
-    // tag in every run of the same build.
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    hasher.write(bytes);
-    // `"<length in hex>-<hash, 16 hex digits>"`, written by hand: `format!`
-    // cost more than the hash on every item read.
-    let hex = |n: u64, digits: usize, out: &mut String| {
-        for shift in (0..digits).rev() {
-            let nibble = (n >> (shift * 4)) & 0xf;
-            out.push(char::from(b"0123456789abcdef"[nibble as usize]));
-        }
-    };
-    let length = bytes.len() as u64;
-    let length_digits = (((64 - length.leading_zeros()) as usize).div_ceil(4)).max(1);
-    let mut tag = String::with_capacity(length_digits + 20);
-    tag.push('"');
-    hex(length, length_digits, &mut tag);
-    tag.push('-');
-    hex(hasher.finish(), 16, &mut tag);
-    tag.push('"');
-    tag
+    Tag::of(bytes).as_str().to_string()
+}
+
+/// [`etag`], shared: made once for an item or list the store keeps.
+pub fn shared_etag(bytes: &[u8]) -> Arc<str> {
+    Arc::from(Tag::of(bytes).as_str())
+}
+
+/// An entity tag, formatted on the stack:
+/// `"<length in hex>-<hash, 16 hex digits>"`, at most 35 bytes.
+struct Tag {
+    text: [u8; 40],
+    len: usize,
+}
+
+impl Tag {
+    fn of(bytes: &[u8]) -> Tag {
+        use std::hash::Hasher;
+        // `DefaultHasher::new()` has fixed keys: the same bytes give the
+        // same tag in every run of the same build.
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        hasher.write(bytes);
+        // Written by hand: `format!` cost more than the hash on every item
+        // read.
+        let mut tag = Tag {
+            text: [0; 40],
+            len: 0,
+        };
+        let mut push = |byte: u8| {
+            tag.text[tag.len] = byte;
+            tag.len += 1;
+        };
+        let hex = |n: u64, digits: usize, push: &mut dyn FnMut(u8)| {
+            for shift in (0..digits).rev() {
+                push(b"0123456789abcdef"[((n >> (shift * 4)) & 0xf) as usize]);
+            }
+        };
+        let length = bytes.len() as u64;
+        let length_digits = (((64 - length.leading_zeros()) as usize).div_ceil(4)).max(1);
+        push(b'"');
+        hex(length, length_digits, &mut push);
+        push(b'-');
+        hex(hasher.finish(), 16, &mut push);
+        push(b'"');
+        tag
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII is ever written.
+        std::str::from_utf8(&self.text[..self.len]).unwrap_or("")
+    }
 }
 
 /// Whether an `If-None-Match` value matches `current` (weak comparison,

@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use crate::error::ApiError;
 use crate::query::ListQuery;
 use crate::resource::Resource;
-use crate::response::etag;
+use crate::response::shared_etag;
 use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
 use crate::todos::Todo;
 use crate::widgets::Widget;
@@ -132,7 +132,7 @@ fn listed(body: Vec<u8>, total: usize) -> Listed {
 impl Rendered {
     fn new(body: Vec<u8>) -> Rendered {
         Rendered {
-            etag: Arc::from(etag(&body)),
+            etag: shared_etag(&body),
             body: Arc::new(body),
         }
     }
