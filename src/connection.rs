@@ -45,7 +45,7 @@ use crate::access_log;
 use crate::cors::{Asked, Cors};
 use crate::delay;
 use crate::error::ApiError;
-use crate::request::{Method, Request};
+use crate::request::{Body, Method, Request};
 use crate::response::Reply;
 
 /// What answers a request: the router in production, anything in tests.
@@ -419,12 +419,16 @@ impl Read for LazyBody<'_> {
 /// The parts of a request its handler reads, borrowed from the request.
 #[derive(Clone, Copy)]
 struct Heads<'a> {
+    method: Method,
+    method_name: &'a str,
     target: &'a str,
     content_type: Option<&'a str>,
     accept: Option<&'a str>,
+    preflight: bool,
     authorization: Option<&'a str>,
     if_none_match: Option<&'a str>,
     if_match: Option<&'a str>,
+    content_length: Option<u64>,
 }
 
 impl<'a> Heads<'a> {
@@ -435,49 +439,87 @@ impl<'a> Heads<'a> {
         let reads = matches!(method, Method::Get | Method::Head);
         let changes = matches!(method, Method::Put | Method::Patch | Method::Delete);
         Heads {
+            method,
+            method_name: request.method().as_str(),
             target: request.url(),
             content_type: takes_body.then(|| header("Content-Type")).flatten(),
             accept: header("Accept"),
+            preflight: is_preflight(request, method),
             authorization: header("Authorization"),
             if_none_match: reads.then(|| header("If-None-Match")).flatten(),
             if_match: changes.then(|| header("If-Match")).flatten(),
+            content_length: request.body_length().map(|n| n as u64),
+        }
+    }
+
+    fn request(self, body: Body<'a>, max_body_bytes: usize) -> Request<'a> {
+        Request {
+            method: self.method,
+            method_name: self.method_name,
+            target: self.target,
+            content_type: self.content_type,
+            accept: self.accept,
+            preflight: self.preflight,
+            authorization: self.authorization,
+            if_none_match: self.if_none_match,
+            if_match: self.if_match,
+            content_length: self.content_length,
+            body,
+            max_body_bytes,
         }
     }
 
     fn to_owned(self) -> OwnedHeads {
         let own = |value: Option<&str>| value.map(str::to_string);
         OwnedHeads {
+            method: self.method,
+            method_name: self.method_name.to_string(),
             target: self.target.to_string(),
             content_type: own(self.content_type),
             accept: own(self.accept),
+            preflight: self.preflight,
             authorization: own(self.authorization),
             if_none_match: own(self.if_none_match),
             if_match: own(self.if_match),
+            content_length: self.content_length,
         }
     }
 }
 
 /// Copies of [`Heads`], for when the request is lent to its body reader.
 struct OwnedHeads {
+    method: Method,
+    method_name: String,
     target: String,
     content_type: Option<String>,
     accept: Option<String>,
+    preflight: bool,
     authorization: Option<String>,
     if_none_match: Option<String>,
     if_match: Option<String>,
+    content_length: Option<u64>,
 }
 
 impl OwnedHeads {
     fn lend(&self) -> Heads<'_> {
         Heads {
+            method: self.method,
+            method_name: &self.method_name,
             target: &self.target,
             content_type: self.content_type.as_deref(),
             accept: self.accept.as_deref(),
+            preflight: self.preflight,
             authorization: self.authorization.as_deref(),
             if_none_match: self.if_none_match.as_deref(),
             if_match: self.if_match.as_deref(),
+            content_length: self.content_length,
         }
     }
+}
+
+/// A CORS preflight: `OPTIONS` with `Access-Control-Request-Method`.
+fn is_preflight(request: &tiny_http::Request, method: Method) -> bool {
+    method == Method::Options && request.headers().contains("Access-Control-Request-Method")
 }
 
 /// Whether a header occurs more than once. tiny_http's `Headers` finds
@@ -521,8 +563,7 @@ fn serve(
     };
     // Kept for the access-log line, written once the request is gone.
     let logged_target = access_log::enabled().then(|| request.url().to_string());
-    let preflight =
-        method == Method::Options && request.headers().contains("Access-Control-Request-Method");
+    let preflight = is_preflight(&request, method);
     let connection = connection_header(&request);
     let content_length = request.body_length().map(|n| n as u64);
     let chunked = request.headers().contains("Transfer-Encoding");
@@ -534,28 +575,14 @@ fn serve(
     } else {
         Outcome::Continue
     };
-    let exchange = |heads: Heads<'_>, body: &mut dyn Read| {
-        let mut req = Request {
-            method,
-            method_name: &method_name,
-            target: heads.target,
-            content_type: heads.content_type,
-            accept: heads.accept,
-            preflight,
-            authorization: heads.authorization,
-            if_none_match: heads.if_none_match,
-            if_match: heads.if_match,
-            content_length,
-            body,
-            max_body_bytes,
-        };
-        catch_unwind(AssertUnwindSafe(|| handler(&mut req))).unwrap_or_else(|panic| {
+    let exchange = |req: &mut Request<'_>| {
+        catch_unwind(AssertUnwindSafe(|| handler(req))).unwrap_or_else(|panic| {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            log::error!("handler panicked on {method_name} {}: {what}", heads.target);
+            log::error!("handler panicked on {method_name} {}: {what}", req.target);
             Reply::from(ApiError::Internal)
         })
     };
@@ -571,7 +598,11 @@ fn serve(
                 deadline: started + read_timeout,
                 finished: body_finished,
             };
-            let reply = exchange(heads.lend(), &mut body);
+            let reply = exchange(
+                &mut heads
+                    .lend()
+                    .request(Body::Reader(&mut body), max_body_bytes),
+            );
             body_finished = body.finished;
             reply
         }
@@ -580,8 +611,10 @@ fn serve(
             // head: taking it now from memory lends the handler the
             // request's own headers. One over `--max-body-bytes` is left
             // unread, for the handler's 413.
-            let mut bytes = Vec::new();
             let length = content_length.filter(|&n| n > 0 && n <= max_body_bytes as u64);
+            // One byte more than the body, so that reading to its end never
+            // grows the buffer.
+            let mut bytes = Vec::with_capacity(length.map_or(0, |n| n as usize + 1));
             let read = match length {
                 Some(n) => request.as_reader().take(n).read_to_end(&mut bytes),
                 None => Ok(0),
@@ -589,7 +622,8 @@ fn serve(
             match read {
                 Ok(_) => {
                     body_finished |= length.is_some();
-                    exchange(Heads::of(&request, method), &mut &bytes[..])
+                    let heads = Heads::of(&request, method);
+                    exchange(&mut heads.request(Body::Buffered(&bytes), max_body_bytes))
                 }
                 Err(err) => {
                     outcome = Outcome::Condemn;

@@ -2,10 +2,11 @@
 //! `Accept` header, the `Content-Type` header, the body size cap, the query
 //! string, and decoding a JSON or form body into a list of named fields.
 //!
-//! Nothing here knows about sockets or tiny_http: `server.rs` copies the few
-//! headers we use into a [`Request`] and hands over the body as a plain
-//! `Read`, so everything below can be tested with byte strings.
+//! Nothing here knows about sockets or tiny_http: `connection.rs` lends the
+//! few headers we use to a [`Request`] and hands over the body as bytes or
+//! as a plain `Read`, so everything below can be tested with byte strings.
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -56,6 +57,15 @@ impl Method {
     }
 }
 
+/// A request body.
+pub enum Body<'a> {
+    /// Already in memory (tiny_http reads a body of up to 1 KiB with the
+    /// head). Decoded in place: field names are borrowed from it.
+    Buffered(&'a [u8]),
+    /// Still arriving, read on demand; reading may send `100 Continue`.
+    Reader(&'a mut dyn Read),
+}
+
 /// One request as the router sees it.
 pub struct Request<'a> {
     pub method: Method,
@@ -75,8 +85,7 @@ pub struct Request<'a> {
     pub if_match: Option<&'a str>,
     /// The declared `Content-Length`, when there is one.
     pub content_length: Option<u64>,
-    /// The body; reading it may send `100 Continue` first.
-    pub body: &'a mut dyn Read,
+    pub body: Body<'a>,
     /// `--max-body-bytes`.
     pub max_body_bytes: usize,
 }
@@ -137,7 +146,7 @@ impl<'a> Request<'a> {
     /// size cap from `Content-Length` (before reading a byte), the media
     /// type, the size cap while reading, then the syntax of the format.
     /// `merge_patch` also admits `application/merge-patch+json` (PATCH).
-    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields, ApiError> {
+    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields<'a>, ApiError> {
         let limit = self.max_body_bytes;
         if self.content_length.is_some_and(|n| n > limit as u64) {
             return Err(ApiError::ContentTooLarge { limit });
@@ -146,21 +155,40 @@ impl<'a> Request<'a> {
             Some(value) => BodyFormat::parse(value, merge_patch)?,
             None => None,
         };
-        let expected = self.content_length.map_or(0, |n| n as usize);
-        let body = read_capped(&mut *self.body, limit, expected)?;
-        if body.is_empty() {
-            return Err(ApiError::BadRequest {
-                detail: "the request body is empty".into(),
-                hint: Some("send a JSON object, e.g. {\"title\": \"Buy milk\"}"),
-            });
+        match &mut self.body {
+            Body::Buffered(bytes) => {
+                let bytes: &'a [u8] = bytes;
+                if bytes.len() > limit {
+                    return Err(ApiError::ContentTooLarge { limit });
+                }
+                decode(bytes, format)
+            }
+            Body::Reader(reader) => {
+                let expected = self.content_length.map_or(0, |n| n as usize);
+                let body = read_capped(&mut **reader, limit, expected)?;
+                Ok(decode(&body, format)?
+                    .into_iter()
+                    .map(|(name, value)| (Cow::Owned(name.into_owned()), value))
+                    .collect())
+            }
         }
-        match format {
-            Some(BodyFormat::Json) => decode_json(&body),
-            Some(BodyFormat::Form) => decode_form(&body),
-            None => Err(ApiError::UnsupportedMediaType {
-                detail: "the request has a body but no Content-Type".into(),
-            }),
-        }
+    }
+}
+
+/// Decodes a whole body in the format its `Content-Type` named.
+fn decode(body: &[u8], format: Option<BodyFormat>) -> Result<Fields<'_>, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::BadRequest {
+            detail: "the request body is empty".into(),
+            hint: Some("send a JSON object, e.g. {\"title\": \"Buy milk\"}"),
+        });
+    }
+    match format {
+        Some(BodyFormat::Json) => decode_json(body),
+        Some(BodyFormat::Form) => decode_form(body),
+        None => Err(ApiError::UnsupportedMediaType {
+            detail: "the request has a body but no Content-Type".into(),
+        }),
     }
 }
 
@@ -283,11 +311,12 @@ pub enum Input {
 
 /// The members of a body object, in the order sent, duplicates kept so that
 /// validation can report them (serde_json's own maps keep only the last).
-pub type Fields = Vec<(String, Input)>;
+/// A name is borrowed from the body when it can be (no escapes in it).
+pub type Fields<'a> = Vec<(Cow<'a, str>, Input)>;
 
 /// Decodes a JSON body. Syntax errors are 400 with line and column; a valid
 /// document that is not an object is 422 (well-formed, but wrong).
-pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
+pub fn decode_json(body: &[u8]) -> Result<Fields<'_>, ApiError> {
     if let Err(err) = std::str::from_utf8(body) {
         return Err(invalid_utf8(err));
     }
@@ -336,22 +365,22 @@ fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
 }
 
 /// A top-level JSON object read member by member.
-struct Members(Fields);
+struct Members<'de>(Fields<'de>);
 
-impl<'de> Deserialize<'de> for Members {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
         struct MembersVisitor;
 
         impl<'de> Visitor<'de> for MembersVisitor {
-            type Value = Members;
+            type Value = Members<'de>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
                 let mut fields = Vec::new();
-                while let Some((name, value)) = map.next_entry::<String, Value>()? {
+                while let Some((Name(name), value)) = map.next_entry::<Name<'de>, Value>()? {
                     fields.push((name, Input::Json(value)));
                 }
                 Ok(Members(fields))
@@ -362,12 +391,44 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
+/// A member's name, borrowed from the body unless it has escapes. (serde's
+/// own `Cow<str>` always copies.)
+struct Name<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name<'de>, D::Error> {
+        struct NameVisitor;
+
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+
+            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(name)))
+            }
+
+            fn visit_str<E>(self, name: &str) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(name.to_string())))
+            }
+
+            fn visit_string<E>(self, name: String) -> Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(name)))
+            }
+        }
+
+        deserializer.deserialize_str(NameVisitor)
+    }
+}
+
 /// Decodes an `application/x-www-form-urlencoded` body (WHATWG URL
 /// standard, section 5). We are stricter than the standard's lenient
 /// parser: every pair needs `=` and a name, every `%` two hex digits, and
 /// the decoded text must be UTF-8. A body that looks like JSON gets a hint,
 /// because that is what `curl -d '{...}'` sends without `-H`.
-pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
+pub fn decode_form(body: &[u8]) -> Result<Fields<'_>, ApiError> {
     let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
@@ -398,7 +459,12 @@ pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
         }
     }
     Ok(form_urlencoded::parse(body)
-        .map(|(name, value)| (name.into_owned(), Input::Text(value.into_owned())))
+        .map(|(name, value)| {
+            (
+                Cow::Owned(name.into_owned()),
+                Input::Text(value.into_owned()),
+            )
+        })
         .collect())
 }
 
@@ -499,8 +565,15 @@ mod tests {
     #[test]
     fn json_keeps_duplicates_and_order() {
         let fields = decode_json(br#"{"b": 1, "a": "x", "b": true}"#).unwrap();
-        let names: Vec<_> = fields.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<_> = fields.iter().map(|(n, _)| &**n).collect();
         assert_eq!(names, ["b", "a", "b"]);
+    }
+
+    #[test]
+    fn json_names_are_borrowed_unless_escaped() {
+        let fields = decode_json(br#"{"title": 1, "ti\u0074le": 2}"#).unwrap();
+        assert!(matches!(fields[0].0, Cow::Borrowed("title")));
+        assert!(matches!(&fields[1].0, Cow::Owned(name) if name == "title"));
     }
 
     #[test]
@@ -528,7 +601,7 @@ mod tests {
         let fields = decode_form(b"userId=1&title=Buy+milk%21&completed=false").unwrap();
         assert_eq!(
             fields[1],
-            ("title".to_string(), Input::Text("Buy milk!".into()))
+            (Cow::from("title"), Input::Text("Buy milk!".into()))
         );
         for bad in [
             &b"title"[..],
@@ -556,7 +629,7 @@ mod tests {
             if_none_match: None,
             if_match: None,
             content_length: None,
-            body,
+            body: Body::Reader(body),
             max_body_bytes: 8,
         }
     }
@@ -576,6 +649,17 @@ mod tests {
 
         let mut fits: &[u8] = b"{\"a\":1}";
         assert!(request("/", &mut fits).fields(false).is_ok());
+
+        // The same from a body already in memory.
+        let mut none: &[u8] = b"";
+        let mut req = request("/", &mut none);
+        req.body = Body::Buffered(b"{\"a\":12345}");
+        assert_eq!(req.fields(false).unwrap_err().status(), 413);
+        req.body = Body::Buffered(b"");
+        assert_eq!(req.fields(false).unwrap_err().status(), 400);
+        req.body = Body::Buffered(b"{\"a\":1}");
+        let fields = req.fields(false).unwrap();
+        assert!(matches!(fields[0].0, Cow::Borrowed("a")));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! fields, their rules, and how an update applies. Everything else, from
 //! decoding the body to the `Location` header, lives here.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -30,9 +31,9 @@ pub trait Resource: Serialize + Clone + Send + Sync + Stored + Queryable + 'stat
     type Patch;
 
     /// Checks a create body; 422 lists every offending field.
-    fn parse_new(fields: Fields) -> Result<Self::New, ApiError>;
+    fn parse_new(fields: Fields<'_>) -> Result<Self::New, ApiError>;
     /// Checks an update body for the item `id`; an `id` member must match it.
-    fn parse_patch(fields: Fields, id: u64) -> Result<Self::Patch, ApiError>;
+    fn parse_patch(fields: Fields<'_>, id: u64) -> Result<Self::Patch, ApiError>;
     /// The item a create makes, with the id the store assigned.
     fn create(id: u64, new: Self::New) -> Self;
     /// Changes the fields the patch names; the others keep their value.
@@ -54,7 +55,7 @@ pub fn from_stored<T: Resource>(value: Value) -> Result<T, String> {
         if name == "id" {
             id = Some(value);
         } else {
-            fields.push((name, Input::Json(value)));
+            fields.push((Cow::Owned(name), Input::Json(value)));
         }
     }
     let id = match id.as_ref().map(Value::as_u64) {

@@ -346,9 +346,9 @@ fn segments(path: &str) -> Option<[Option<&str>; 4]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Body;
 
     fn call(app: &App, method: &str, target: &str, body: &str) -> Reply {
-        let mut bytes = body.as_bytes();
         let mut req = Request {
             method: Method::parse(method),
             method_name: method,
@@ -360,7 +360,7 @@ mod tests {
             if_none_match: None,
             if_match: None,
             content_length: Some(body.len() as u64),
-            body: &mut bytes,
+            body: Body::Buffered(body.as_bytes()),
             max_body_bytes: 1024,
         };
         app.handle(&mut req)

@@ -64,7 +64,7 @@ impl Resource for Todo {
     type New = NewTodo;
     type Patch = UpdateTodo;
 
-    fn parse_new(fields: Fields) -> Result<NewTodo, ApiError> {
+    fn parse_new(fields: Fields<'_>) -> Result<NewTodo, ApiError> {
         let mut v = Validator::new(Self::KIND, fields, FIELDS);
         let user_id = v.integer("userId", Need::Required);
         let title = v.string("title", MAX_TITLE, Need::Required);
@@ -78,7 +78,7 @@ impl Resource for Todo {
         })
     }
 
-    fn parse_patch(fields: Fields, id: u64) -> Result<UpdateTodo, ApiError> {
+    fn parse_patch(fields: Fields<'_>, id: u64) -> Result<UpdateTodo, ApiError> {
         let mut v = Validator::new(Self::KIND, fields, FIELDS_WITH_ID);
         v.matching_id(id);
         let user_id = v.integer("userId", Need::Optional);

@@ -22,35 +22,35 @@ pub enum Need {
     Optional,
 }
 
-pub struct Validator {
+pub struct Validator<'a> {
     kind: &'static str,
-    fields: Fields,
+    fields: Fields<'a>,
     /// Names sent more than once: reported once, never read.
     repeated: Vec<String>,
     errors: Vec<FieldError>,
 }
 
-impl Validator {
+impl<'a> Validator<'a> {
     /// Records duplicate and unknown names up front. `id` gets its own
     /// message when it is not among `known`, since it is the one field a
     /// client may reasonably think it can send on create.
-    pub fn new(kind: &'static str, fields: Fields, known: &[&str]) -> Validator {
+    pub fn new(kind: &'static str, fields: Fields<'a>, known: &[&str]) -> Validator<'a> {
         let mut errors = Vec::new();
         let mut repeated: Vec<String> = Vec::new();
         for (i, (name, _)) in fields.iter().enumerate() {
             let first = fields.iter().position(|(n, _)| n == name) == Some(i);
             if !first {
-                if !repeated.contains(name) {
-                    errors.push(FieldError::new(name.as_str(), "is given more than once"));
-                    repeated.push(name.clone());
+                if !repeated.iter().any(|r| r == name) {
+                    errors.push(FieldError::new(&**name, "is given more than once"));
+                    repeated.push(name.to_string());
                 }
-            } else if !known.contains(&name.as_str()) {
+            } else if !known.contains(&&**name) {
                 let message = if name == "id" {
                     "is assigned by the server; leave it out".to_string()
                 } else {
                     format!("is not a field of a {kind} (fields: {})", known.join(", "))
                 };
-                errors.push(FieldError::new(name.as_str(), message));
+                errors.push(FieldError::new(&**name, message));
             }
         }
         Validator {
@@ -189,11 +189,11 @@ mod tests {
     use super::*;
     use crate::request::decode_json;
 
-    fn validator(json: &str, known: &[&str]) -> Validator {
+    fn validator<'a>(json: &'a str, known: &[&str]) -> Validator<'a> {
         Validator::new("todo", decode_json(json.as_bytes()).unwrap(), known)
     }
 
-    fn fields_in_error(v: Validator) -> Vec<String> {
+    fn fields_in_error(v: Validator<'_>) -> Vec<String> {
         match v.finish() {
             Err(ApiError::Invalid { errors, .. }) => errors.into_iter().map(|e| e.field).collect(),
             other => panic!("expected 422, got {other:?}"),

@@ -58,7 +58,7 @@ impl Resource for Widget {
     type New = NewWidget;
     type Patch = UpdateWidget;
 
-    fn parse_new(fields: Fields) -> Result<NewWidget, ApiError> {
+    fn parse_new(fields: Fields<'_>) -> Result<NewWidget, ApiError> {
         let mut v = Validator::new(Self::KIND, fields, FIELDS);
         let price = v.string("price", MAX_TEXT, Need::Required);
         let quality = v.string("quality", MAX_TEXT, Need::Required);
@@ -70,7 +70,7 @@ impl Resource for Widget {
         })
     }
 
-    fn parse_patch(fields: Fields, id: u64) -> Result<UpdateWidget, ApiError> {
+    fn parse_patch(fields: Fields<'_>, id: u64) -> Result<UpdateWidget, ApiError> {
         let mut v = Validator::new(Self::KIND, fields, FIELDS_WITH_ID);
         v.matching_id(id);
         let price = v.string("price", MAX_TEXT, Need::Optional);
