@@ -540,6 +540,11 @@ fn repeated(request: &tiny_http::Request, name: &str) -> bool {
     headers.contains(name)
 }
 
+thread_local! {
+    /// A worker's buffer for the bodies it takes from memory (1 KiB at most).
+    static BODY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Serves one request from start to finish: see the module comment.
 /// `written` goes wherever the request goes, and is dropped once the
 /// response is written.
@@ -612,26 +617,26 @@ fn serve(
             // request's own headers. One over `--max-body-bytes` is left
             // unread, for the handler's 413.
             let length = content_length.filter(|&n| n > 0 && n <= max_body_bytes as u64);
-            // One byte more than the body, so that reading to its end never
-            // grows the buffer.
-            let mut bytes = Vec::with_capacity(length.map_or(0, |n| n as usize + 1));
-            let read = match length {
-                Some(n) => request.as_reader().take(n).read_to_end(&mut bytes),
-                None => Ok(0),
-            };
-            match read {
-                Ok(_) => {
-                    body_finished |= length.is_some();
-                    let heads = Heads::of(&request, method);
-                    exchange(&mut heads.request(Body::Buffered(&bytes), max_body_bytes))
+            BODY.with_borrow_mut(|bytes| {
+                bytes.clear();
+                let read = match length {
+                    Some(n) => request.as_reader().take(n).read_to_end(bytes),
+                    None => Ok(0),
+                };
+                match read {
+                    Ok(_) => {
+                        body_finished |= length.is_some();
+                        let heads = Heads::of(&request, method);
+                        exchange(&mut heads.request(Body::Buffered(bytes), max_body_bytes))
+                    }
+                    Err(err) => {
+                        outcome = Outcome::Condemn;
+                        Reply::from(ApiError::bad_request(format!(
+                            "cannot read the request body: {err}"
+                        )))
+                    }
                 }
-                Err(err) => {
-                    outcome = Outcome::Condemn;
-                    Reply::from(ApiError::bad_request(format!(
-                        "cannot read the request body: {err}"
-                    )))
-                }
-            }
+            })
         }
     };
     if reply.status == 408 {

@@ -317,10 +317,12 @@ pub type Fields<'a> = Vec<(Cow<'a, str>, Input)>;
 /// Decodes a JSON body. Syntax errors are 400 with line and column; a valid
 /// document that is not an object is 422 (well-formed, but wrong).
 pub fn decode_json(body: &[u8]) -> Result<Fields<'_>, ApiError> {
-    if let Err(err) = std::str::from_utf8(body) {
-        return Err(invalid_utf8(err));
-    }
-    let mut de = serde_json::Deserializer::from_slice(body);
+    let text = match std::str::from_utf8(body) {
+        Ok(text) => text,
+        Err(err) => return Err(invalid_utf8(err)),
+    };
+    // From the checked text: serde_json then skips checking strings again.
+    let mut de = serde_json::Deserializer::from_str(text);
     let parsed = Members::deserialize(&mut de).and_then(|members| de.end().map(|()| members));
     let err = match parsed {
         Ok(Members(fields)) => return Ok(fields),

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
-use crate::response::{Reply, etag, match_hits, none_match_hits};
+use crate::response::{Reply, Tag, decimal, etag, match_hits, none_match_hits};
 use crate::store::{Store, Stored};
 use crate::validate::MAX_SAFE_INTEGER;
 
@@ -116,7 +116,12 @@ pub fn get<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Rep
 pub fn create<T: Resource>(store: &Store, req: &mut Request<'_>) -> Result<Reply, ApiError> {
     let new = T::parse_new(req.fields(false)?)?;
     let (id, item) = store.create::<T>(new)?;
-    Ok(tagged(Reply::json(201, &item)).with_header("Location", format!("{}/{id}", T::PATH)))
+    let mut location = String::with_capacity(T::PATH.len() + 21);
+    location.push_str(T::PATH);
+    location.push('/');
+    // Digits are ASCII.
+    location.push_str(std::str::from_utf8(decimal(id).as_ref()).unwrap_or_default());
+    Ok(tagged(Reply::json(201, &item)).with_header("Location", location))
 }
 
 /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
@@ -170,7 +175,7 @@ fn shared(body: Arc<Vec<u8>>, etag: &Arc<str>) -> Reply {
 
 /// The `ETag` of a reply's body, added to it.
 fn tagged(reply: Reply) -> Reply {
-    let tag = etag(reply.body_bytes());
+    let tag = Tag::of(reply.body_bytes());
     reply.with_header("ETag", tag)
 }
 

@@ -38,6 +38,8 @@ pub enum Text {
     Fixed(&'static str),
     Owned(String),
     Shared(Arc<str>),
+    /// An entity tag made for this response, kept inline.
+    Tag(Tag),
 }
 
 impl std::ops::Deref for Text {
@@ -48,6 +50,7 @@ impl std::ops::Deref for Text {
             Text::Fixed(text) => text,
             Text::Owned(text) => text,
             Text::Shared(text) => text,
+            Text::Tag(tag) => tag.as_str(),
         }
     }
 }
@@ -61,6 +64,12 @@ impl From<&'static str> for Text {
 impl From<String> for Text {
     fn from(text: String) -> Text {
         Text::Owned(text)
+    }
+}
+
+impl From<Tag> for Text {
+    fn from(tag: Tag) -> Text {
+        Text::Tag(tag)
     }
 }
 
@@ -221,7 +230,7 @@ impl Reply {
 }
 
 /// The decimal digits of `n`, without allocating.
-fn decimal(mut n: u64) -> impl AsRef<[u8]> {
+pub(crate) fn decimal(mut n: u64) -> impl AsRef<[u8]> {
     struct Digits([u8; 20], usize);
     impl AsRef<[u8]> for Digits {
         fn as_ref(&self) -> &[u8] {
@@ -253,13 +262,15 @@ pub fn shared_etag(bytes: &[u8]) -> Arc<str> {
 
 /// An entity tag, formatted on the stack:
 /// `"<length in hex>-<hash, 16 hex digits>"`, at most 35 bytes.
-struct Tag {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
     text: [u8; 40],
     len: usize,
 }
 
 impl Tag {
-    fn of(bytes: &[u8]) -> Tag {
+    /// The tag of these bytes.
+    pub fn of(bytes: &[u8]) -> Tag {
         use std::hash::Hasher;
         // `DefaultHasher::new()` has fixed keys: the same bytes give the
         // same tag in every run of the same build.
@@ -290,7 +301,7 @@ impl Tag {
         tag
     }
 
-    fn as_str(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         // Only ASCII is ever written.
         std::str::from_utf8(&self.text[..self.len]).unwrap_or("")
     }
