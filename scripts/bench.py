@@ -11,7 +11,8 @@ with, and measures each with wrk. Rounds
 interleave the two servers so that drift on a shared machine hits both
 alike. The server is pinned to core 0 and wrk to core 1 when there are two
 or more cores. Prints a Markdown table of medians, min-max over the rounds,
-and the ratio of the medians (real / baseline), then the memory, size and
+and the ratio (real / baseline): the median of the rounds' ratios, each
+taken within one round, with their range. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. Only ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
@@ -244,6 +245,18 @@ def fmt_rate(values):
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
+def paired_ratio(numerators, denominators):
+    """The median of the rounds' ratios, each taken within one round, and
+    their range. A round measures both sides back to back, so drift in what
+    else the machine is doing cancels out of each round's ratio; a ratio of
+    medians can pair a good minute for one side with a bad one for the
+    other."""
+    ratios = [n / d for n, d in zip(numerators, denominators)]
+    if len(ratios) == 1:
+        return f"{ratios[0]:.2f}"
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def delay_check(delayed=100, quick=20):
     """`delayed` concurrent GETs with `_delay=1000` on 2 workers, and
     `quick` undelayed GETs sent meanwhile, one at a time. Returns when the
@@ -284,7 +297,7 @@ def delay_check(delayed=100, quick=20):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="every scenario once, briefly")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     args = parser.parse_args()
     rounds, duration, startups = (1, 1, 3) if args.quick else (args.rounds, args.duration, 10)
@@ -407,16 +420,16 @@ def main():
 
     print()
     print("| scenario | conns | baseline req/s, median (min-max) "
-          "| widgets-todos req/s, median (min-max) | ratio |")
+          "| widgets-todos req/s, median (min-max) | ratio, median of rounds (min-max) |")
     print("|---|---|---|---|---|")
     for run in runs:
         name, conns = run
         base, real = rates[(run, "baseline")], rates[(run, "server")]
-        ratio = statistics.median(real) / statistics.median(base)
-        print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} | {ratio:.2f} |")
+        print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} "
+              f"| {paired_ratio(real, base)} |")
     info, warn = log_rates["info"], log_rates["warn"]
     print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
-          f"| {fmt_rate(info)} (info) | {statistics.median(info) / statistics.median(warn):.2f} |")
+          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} |")
     print()
     print("| | baseline | widgets-todos |")
     print("|---|---|---|")
@@ -440,7 +453,7 @@ def main():
     for name in ("GET one", "PUT"):
         small, large = big[(name, STORED)], big[(name, 100_000)]
         print(f"| {name} | {fmt_rate(small)} | {fmt_rate(large)} "
-              f"| {statistics.median(large) / statistics.median(small):.2f} |")
+              f"| {paired_ratio(large, small)} |")
     print()
     print(f"Latency simulation, 2 workers: 100 concurrent GETs with `_delay=1000` all "
           f"finished in {delay_took:.2f} s; 20 undelayed GETs sent meanwhile took "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark widgets-todos against the bare HTTP library (examples/baseline.rs).
 #
-#     scripts/bench.sh            # full run: 3 interleaved rounds, ~13 minutes
+#     scripts/bench.sh            # full run: 5 interleaved rounds, ~20 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
 #
 # Builds both release binaries, installs Debian's wrk if it is missing, then
