@@ -324,9 +324,11 @@ impl Connections {
     }
 
     fn serve_one(&self, request: tiny_http::Request, written: Written, conn: &Arc<Conn>) {
-        if !body_arrives_slowly(&request) {
+        let framing = Framing::of(&request);
+        if !framing.arrives_slowly() {
             conn.condemn_if(serve(
                 request,
+                framing,
                 written,
                 &*self.handler,
                 &self.settings,
@@ -344,7 +346,11 @@ impl Connections {
         );
         let spawned = std::thread::Builder::new()
             .name("upload".into())
-            .spawn(move || conn.condemn_if(serve(request, written, &*handler, &settings, &conn)));
+            .spawn(move || {
+                conn.condemn_if(serve(
+                    request, framing, written, &*handler, &settings, &conn,
+                ))
+            });
         if let Err(err) = spawned {
             log::warn!("cannot start a thread for a request body: {err}");
         }
@@ -360,14 +366,38 @@ fn has_body(request: &tiny_http::Request) -> bool {
     headers.contains("Content-Length") || headers.contains("Transfer-Encoding")
 }
 
-/// Whether reading the body means waiting on the client. tiny_http reads a
-/// body of up to 1024 bytes before it queues the request, unless the client
-/// waits for `100 Continue`; anything else comes off the socket as we read.
-fn body_arrives_slowly(request: &tiny_http::Request) -> bool {
-    let headers = request.headers();
-    headers.contains("Transfer-Encoding")
-        || headers.contains("Expect")
-        || request.body_length().is_some_and(|n| n > 1024)
+/// What a request's headers say about its body, looked up once: each
+/// lookup is a scan of the headers.
+#[derive(Debug, Clone, Copy)]
+struct Framing {
+    /// A `Content-Length` header is present.
+    length_header: bool,
+    /// A `Transfer-Encoding` header is present.
+    chunked: bool,
+    /// An `Expect` header is present (tiny_http only admits `100-continue`).
+    expect: bool,
+    /// The `Content-Length`, as tiny_http parsed it.
+    length: Option<u64>,
+}
+
+impl Framing {
+    fn of(request: &tiny_http::Request) -> Framing {
+        let headers = request.headers();
+        Framing {
+            length_header: headers.contains("Content-Length"),
+            chunked: headers.contains("Transfer-Encoding"),
+            expect: headers.contains("Expect"),
+            length: request.body_length().map(|n| n as u64),
+        }
+    }
+
+    /// Whether reading the body means waiting on the client. tiny_http
+    /// reads a body of up to 1024 bytes before it queues the request,
+    /// unless the client waits for `100 Continue`; anything else comes off
+    /// the socket as we read.
+    fn arrives_slowly(self) -> bool {
+        self.chunked || self.expect || self.length.is_some_and(|n| n > 1024)
+    }
 }
 
 /// Drops a request without answering it. Taking the writer first keeps
@@ -522,14 +552,11 @@ fn is_preflight(request: &tiny_http::Request, method: Method) -> bool {
     method == Method::Options && request.headers().contains("Access-Control-Request-Method")
 }
 
-/// Whether a header occurs more than once. tiny_http's `Headers` finds
-/// only the first match and cannot be iterated, so we look on a copy,
-/// renaming the first match before looking again.
+/// Whether a header present at least once occurs again. tiny_http's
+/// `Headers` finds only the first match and cannot be iterated, so we look
+/// on a copy, renaming the first match before looking again.
 fn repeated(request: &tiny_http::Request, name: &str) -> bool {
     static RENAMED: OnceLock<Option<tiny_http::HeaderField>> = OnceLock::new();
-    if !request.headers().contains(name) {
-        return false;
-    }
     let Some(renamed) = RENAMED.get_or_init(|| "X-Counted".parse().ok()) else {
         return false;
     };
@@ -550,6 +577,7 @@ thread_local! {
 /// response is written.
 fn serve(
     mut request: tiny_http::Request,
+    framing: Framing,
     written: Written,
     handler: &Handler,
     settings: &Settings,
@@ -570,12 +598,11 @@ fn serve(
     let logged_target = access_log::enabled().then(|| request.url().to_string());
     let preflight = is_preflight(&request, method);
     let connection = connection_header(&request);
-    let content_length = request.body_length().map(|n| n as u64);
-    let chunked = request.headers().contains("Transfer-Encoding");
+    let content_length = framing.length;
     // Whether nothing of the body is left unread on the connection.
-    let mut body_finished = !chunked && content_length.unwrap_or(0) == 0;
-    let framing = framing_error(&request);
-    let mut outcome = if framing.is_some() {
+    let mut body_finished = !framing.chunked && content_length.unwrap_or(0) == 0;
+    let ambiguous = framing_error(&request, framing);
+    let mut outcome = if ambiguous.is_some() {
         Outcome::Condemn
     } else {
         Outcome::Continue
@@ -592,9 +619,9 @@ fn serve(
         })
     };
 
-    let reply = match framing {
+    let reply = match ambiguous {
         Some(err) => Reply::from(err),
-        None if body_arrives_slowly(&request) => {
+        None if framing.arrives_slowly() => {
             // The body reader borrows the request, so the handler gets
             // copies of its headers.
             let heads = Heads::of(&request, method).to_owned();
@@ -661,7 +688,7 @@ fn serve(
         },
     );
 
-    if !body_finished && body_arrives_slowly(&request) {
+    if !body_finished && framing.arrives_slowly() {
         // Refused before its body was read. A small body is already in
         // tiny_http's buffer; the rest of a larger one it discards after
         // our answer, but only up to the read timeout, and what the client
@@ -827,17 +854,23 @@ fn respond_before_drain(request: tiny_http::Request, reply: &Reply, date: &str) 
 /// more than one `Content-Length` or `Transfer-Encoding`, or a
 /// `Content-Length` that is not plain digits. (Both headers together,
 /// tiny_http refuses itself.)
-fn framing_error(request: &tiny_http::Request) -> Option<ApiError> {
+fn framing_error(request: &tiny_http::Request, framing: Framing) -> Option<ApiError> {
     let ambiguous = |why: String| {
         Some(ApiError::BadRequest {
             detail: format!("ambiguous message framing: {why}"),
             hint: None,
         })
     };
-    for name in ["Content-Length", "Transfer-Encoding"] {
-        if repeated(request, name) {
+    for (name, present) in [
+        ("Content-Length", framing.length_header),
+        ("Transfer-Encoding", framing.chunked),
+    ] {
+        if present && repeated(request, name) {
             return ambiguous(format!("more than one {name} header"));
         }
+    }
+    if !framing.length_header {
+        return None;
     }
     match request.headers().get("Content-Length").map(|v| v.as_str()) {
         Some(value) if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) => {
