@@ -588,14 +588,17 @@ fn serve(
         read_timeout,
         ..
     } = *settings;
-    let started = Instant::now();
     let method = Method::parse(request.method().as_str());
     let method_name: Cow<'static, str> = match method.name() {
         Some(name) => Cow::Borrowed(name),
         None => Cow::Owned(request.method().as_str().to_string()),
     };
-    // Kept for the access-log line, written once the request is gone.
-    let logged_target = access_log::enabled().then(|| request.url().to_string());
+    // For the access-log line, written once the request is gone: the target
+    // and when the request started. Reading the clock costs a little on
+    // every request, so it is read only for the log, a body that arrives
+    // slowly (its deadline), or a delayed response (from the handler's
+    // end: the difference is the handler's few microseconds).
+    let logged = access_log::enabled().then(|| (request.url().to_string(), Instant::now()));
     let preflight = is_preflight(&request, method);
     let connection = connection_header(&request);
     let content_length = framing.length;
@@ -627,7 +630,7 @@ fn serve(
             let heads = Heads::of(&request, method).to_owned();
             let mut body = LazyBody {
                 request: &mut request,
-                deadline: started + read_timeout,
+                deadline: Instant::now() + read_timeout,
                 finished: body_finished,
             };
             let reply = exchange(
@@ -713,6 +716,9 @@ fn serve(
         // Sent later by the delay thread; this worker moves on.
         let bytes = reply.encode(&date, method == Method::Head, connection);
         let length = bytes.len();
+        let started = logged
+            .as_ref()
+            .map_or_else(Instant::now, |(_, started)| *started);
         delay::send_at(started + reply.delay, request, bytes, written);
         Ok(length)
     } else {
@@ -730,8 +736,8 @@ fn serve(
         spawned.map(|_| bytes)
     };
     let remote = Remote(remote);
-    match (sent, logged_target) {
-        (Ok(bytes), Some(target)) => access_log::record(format_args!(
+    match (sent, logged) {
+        (Ok(bytes), Some((target, started))) => access_log::record(format_args!(
             "{remote} {method_name} {target} {status} {bytes}B {:.3}ms",
             started.elapsed().as_secs_f64() * 1000.0
         )),
