@@ -12,12 +12,13 @@
 //! The log is on when `log` would print `info` lines (`--log-level info`
 //! or more), so it follows the same flag.
 
-use std::fmt;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use crate::connection::lock;
+use crate::response::decimal;
 
 /// How often buffered lines are written out.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
@@ -32,9 +33,23 @@ pub fn enabled() -> bool {
     log::log_enabled!(target: "widgets_todos::connection", log::Level::Info)
 }
 
-/// Adds one line, `message` after the same timestamp, level and target
-/// simple_logger writes.
-pub fn record(message: fmt::Arguments<'_>) {
+/// One request, as its access line tells it.
+pub struct Line<'a> {
+    pub remote: Option<SocketAddr>,
+    pub method: &'a str,
+    pub target: &'a str,
+    pub status: u16,
+    /// Bytes sent, head and body.
+    pub bytes: usize,
+    /// From the request's start to its response written.
+    pub elapsed: Duration,
+}
+
+/// Adds one line, after the same timestamp, level and target simple_logger
+/// writes: `<time> INFO  [widgets_todos::connection] 127.0.0.1:50000 GET
+/// /api/todos 200 312B 0.041ms`. Written by hand, not with `write!`: with
+/// the formatting machinery a line cost a fifth of a small request.
+pub fn record(line: Line<'_>) {
     let buffer = BUFFER.get_or_init(|| {
         let spawned = std::thread::Builder::new()
             .name("access-log".into())
@@ -49,15 +64,11 @@ pub fn record(message: fmt::Arguments<'_>) {
         }
         Mutex::new(Vec::with_capacity(HIGH_WATER))
     });
+    let now = SystemTime::now();
     let full = {
-        let mut buffer = lock(buffer);
-        // Writing into a Vec cannot fail.
-        let _ = writeln!(
-            buffer,
-            "{} INFO  [widgets_todos::connection] {message}",
-            Timestamp(SystemTime::now())
-        );
-        buffer.len() >= HIGH_WATER
+        let mut out = lock(buffer);
+        write_line(&mut out, &line, now);
+        out.len() >= HIGH_WATER
     };
     if full {
         flush();
@@ -85,27 +96,74 @@ pub fn flush() {
     }
 }
 
-/// A UTC time as simple_logger writes it: `2026-11-21T07:00:00.123Z`.
-struct Timestamp(SystemTime);
-
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let since = self
-            .0
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        let secs = since.as_secs();
-        let (year, month, day) = civil_from_days((secs / 86_400) as i64);
-        let of_day = secs % 86_400;
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            of_day / 3600,
-            of_day / 60 % 60,
-            of_day % 60,
-            since.subsec_millis()
-        )
+/// Appends `line`, stamped `now`, and a newline.
+fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
+    stamp(out, now);
+    out.extend_from_slice(b" INFO  [widgets_todos::connection] ");
+    match line.remote {
+        Some(SocketAddr::V4(addr)) => {
+            for (i, octet) in addr.ip().octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b'.');
+                }
+                out.extend_from_slice(decimal(octet.into()).as_ref());
+            }
+            out.push(b':');
+            out.extend_from_slice(decimal(addr.port().into()).as_ref());
+        }
+        // Writing into a Vec cannot fail.
+        Some(addr) => drop(write!(out, "{addr}")),
+        None => out.push(b'-'),
     }
+    for part in [line.method, line.target] {
+        out.push(b' ');
+        out.extend_from_slice(part.as_bytes());
+    }
+    out.push(b' ');
+    out.extend_from_slice(decimal(line.status.into()).as_ref());
+    out.push(b' ');
+    out.extend_from_slice(decimal(line.bytes as u64).as_ref());
+    out.extend_from_slice(b"B ");
+    let micros = line.elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
+    out.extend_from_slice(decimal(micros / 1000).as_ref());
+    out.push(b'.');
+    padded(out, micros % 1000, 3);
+    out.extend_from_slice(b"ms\n");
+}
+
+/// Appends a UTC time as simple_logger writes it: `2026-11-21T07:00:00.123Z`.
+fn stamp(out: &mut Vec<u8>, at: SystemTime) {
+    let since = at
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+    let of_day = secs % 86_400;
+    padded(out, year.max(0) as u64, 4);
+    for (separator, value) in [
+        (b'-', u64::from(month)),
+        (b'-', u64::from(day)),
+        (b'T', of_day / 3600),
+        (b':', of_day / 60 % 60),
+        (b':', of_day % 60),
+    ] {
+        out.push(separator);
+        padded(out, value, 2);
+    }
+    out.push(b'.');
+    padded(out, u64::from(since.subsec_millis()), 3);
+    out.push(b'Z');
+}
+
+/// Appends `n` in decimal, zero-padded to `width` digits.
+fn padded(out: &mut Vec<u8>, n: u64, width: usize) {
+    let digits = decimal(n);
+    let digits = digits.as_ref();
+    out.extend(std::iter::repeat_n(
+        b'0',
+        width.saturating_sub(digits.len()),
+    ));
+    out.extend_from_slice(digits);
 }
 
 /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard
@@ -128,10 +186,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_line_reads_as_simple_logger_would_write_it() {
+        let mut out = Vec::new();
+        let line = |remote: &str, elapsed| Line {
+            remote: remote.parse().ok(),
+            method: "GET",
+            target: "/api/todos?_page=2",
+            status: 200,
+            bytes: 312,
+            elapsed,
+        };
+        let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_248_889_123);
+        write_line(
+            &mut out,
+            &line("127.0.0.1:50000", Duration::from_micros(41)),
+            at,
+        );
+        write_line(
+            &mut out,
+            &line("[::1]:8080", Duration::from_micros(12_345_678)),
+            at,
+        );
+        write_line(&mut out, &line("-", Duration::ZERO), at);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] - GET /api/todos?_page=2 200 312B 0.000ms\n"
+        );
+    }
+
+    #[test]
     fn timestamps_match_the_calendar() {
         let at = |secs: u64, millis: u64| {
-            Timestamp(SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis))
-                .to_string()
+            let mut out = Vec::new();
+            stamp(
+                &mut out,
+                SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis),
+            );
+            String::from_utf8(out).unwrap()
         };
         assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
         // 2000-02-29 (a leap day in a year divisible by 400).

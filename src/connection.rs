@@ -737,10 +737,14 @@ fn serve(
     };
     let remote = Remote(remote);
     match (sent, logged) {
-        (Ok(bytes), Some((target, started))) => access_log::record(format_args!(
-            "{remote} {method_name} {target} {status} {bytes}B {:.3}ms",
-            started.elapsed().as_secs_f64() * 1000.0
-        )),
+        (Ok(bytes), Some((target, started))) => access_log::record(access_log::Line {
+            remote: remote.0,
+            method: &method_name,
+            target: &target,
+            status,
+            bytes,
+            elapsed: started.elapsed(),
+        }),
         (Ok(_), None) => {}
         (Err(err), _) => {
             log::debug!("cannot send the response to {remote}: {err}");
