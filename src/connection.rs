@@ -133,15 +133,9 @@ impl Conn {
     /// most.
     fn offer(self: &Arc<Self>, request: tiny_http::Request) -> Offer {
         let body = has_body(&request);
-        let mut lane = lock(&self.lane);
-        while lane.waiting.is_some() && !lane.condemned {
-            lane.reader_waits = true;
-            lane = self
-                .settled
-                .wait(lane)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-        lane.reader_waits = false;
+        let mut lane = self.reader_wait(lock(&self.lane), |lane| {
+            lane.waiting.is_some() && !lane.condemned
+        });
         if lane.condemned {
             return Offer::Refused(request);
         }
@@ -220,8 +214,19 @@ impl Conn {
     /// condemn the connection, and over TLS until every response is
     /// written. `false` if the connection is condemned.
     fn settle(&self, queued: bool) -> bool {
-        let mut lane = lock(&self.lane);
-        while (queued && lane.busy && lane.undecided) || lane.unwritten > 0 {
+        let lane = self.reader_wait(lock(&self.lane), |lane| {
+            (queued && lane.busy && lane.undecided) || lane.unwritten > 0
+        });
+        !lane.condemned
+    }
+
+    /// The connection thread waits on `settled` while `blocked` says so.
+    fn reader_wait<'a>(
+        &self,
+        mut lane: MutexGuard<'a, Lane>,
+        blocked: impl Fn(&Lane) -> bool,
+    ) -> MutexGuard<'a, Lane> {
+        while blocked(&lane) {
             lane.reader_waits = true;
             lane = self
                 .settled
@@ -229,7 +234,7 @@ impl Conn {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         lane.reader_waits = false;
-        !lane.condemned
+        lane
     }
 }
 
