@@ -59,8 +59,7 @@ pub struct Connections {
 
 /// A request ready for a worker.
 pub struct Exchange {
-    request: tiny_http::Request,
-    written: Written,
+    next: Waiting,
     conn: Arc<Conn>,
 }
 
@@ -78,8 +77,8 @@ struct Lane {
     /// Whether a worker is serving this connection.
     busy: bool,
     /// Whether the request being served has a body, and so may condemn
-    /// the connection (see [`has_body`]), and its worker has not decided
-    /// yet whether it does.
+    /// the connection (see [`Framing::has_body`]), and its worker has not
+    /// decided yet whether it does.
     undecided: bool,
     /// The request waiting for that worker.
     waiting: Option<Waiting>,
@@ -91,10 +90,12 @@ struct Lane {
     reader_waits: bool,
 }
 
+/// A request read from a connection, with what its headers say about its
+/// body (looked up once, by the connection thread).
 struct Waiting {
     request: tiny_http::Request,
+    framing: Framing,
     written: Written,
-    body: bool,
 }
 
 /// Held with a request until its response is written or the request is
@@ -132,7 +133,7 @@ impl Conn {
     /// thread reads no more meanwhile, so the lane holds one request at
     /// most.
     fn offer(self: &Arc<Self>, request: tiny_http::Request) -> Offer {
-        let body = has_body(&request);
+        let framing = Framing::of(&request);
         let mut lane = self.reader_wait(lock(&self.lane), |lane| {
             lane.waiting.is_some() && !lane.condemned
         });
@@ -145,20 +146,20 @@ impl Conn {
         } else {
             Written(None)
         };
+        let next = Waiting {
+            request,
+            framing,
+            written,
+        };
         if lane.busy {
             let settle = lane.undecided;
-            lane.waiting = Some(Waiting {
-                request,
-                written,
-                body,
-            });
+            lane.waiting = Some(next);
             return Offer::Queued { settle };
         }
         lane.busy = true;
-        lane.undecided = body;
+        lane.undecided = framing.has_body();
         Offer::Serve(Exchange {
-            request,
-            written,
+            next,
             conn: Arc::clone(self),
         })
     }
@@ -166,7 +167,7 @@ impl Conn {
     /// The request waiting in the lane, or `None` after closing the lane.
     /// If the connection is condemned, a waiting request is dropped
     /// unanswered (outside the lock: dropping may drain a body).
-    fn next_in_lane(&self) -> Option<(tiny_http::Request, Written)> {
+    fn next_in_lane(&self) -> Option<Waiting> {
         let mut lane = lock(&self.lane);
         let next = lane.waiting.take();
         if lane.reader_waits {
@@ -175,8 +176,8 @@ impl Conn {
         }
         match next {
             Some(next) if !lane.condemned => {
-                lane.undecided = next.body;
-                Some((next.request, next.written))
+                lane.undecided = next.framing.has_body();
+                Some(next)
             }
             next => {
                 lane.busy = false;
@@ -297,7 +298,7 @@ impl Connections {
                 Offer::Serve(exchange) => match submit(exchange) {
                     None => false,
                     Some(refused) => {
-                        discard(refused.request);
+                        discard(refused.next.request);
                         return;
                     }
                 },
@@ -316,20 +317,20 @@ impl Connections {
     /// A worker serves `exchange`, then every request waiting behind it on
     /// its connection.
     pub fn serve(&self, exchange: Exchange) {
-        let Exchange {
-            request,
-            written,
-            conn,
-        } = exchange;
-        let mut next = Some((request, written));
-        while let Some((request, written)) = next.take() {
-            self.serve_one(request, written, &conn);
+        let Exchange { next, conn } = exchange;
+        let mut next = Some(next);
+        while let Some(waiting) = next.take() {
+            self.serve_one(waiting, &conn);
             next = conn.next_in_lane();
         }
     }
 
-    fn serve_one(&self, request: tiny_http::Request, written: Written, conn: &Arc<Conn>) {
-        let framing = Framing::of(&request);
+    fn serve_one(&self, next: Waiting, conn: &Arc<Conn>) {
+        let Waiting {
+            request,
+            framing,
+            written,
+        } = next;
         if !framing.arrives_slowly() {
             conn.condemn_if(serve(
                 request,
@@ -362,15 +363,6 @@ impl Connections {
     }
 }
 
-/// Whether a request has a body, or headers that frame one. Only such a
-/// request can condemn its connection by what it sends (ambiguous framing,
-/// a stalled body, a body refused unread); any other only by a failed
-/// write.
-fn has_body(request: &tiny_http::Request) -> bool {
-    let headers = request.headers();
-    headers.contains("Content-Length") || headers.contains("Transfer-Encoding")
-}
-
 /// What a request's headers say about its body, looked up once: each
 /// lookup is a scan of the headers.
 #[derive(Debug, Clone, Copy)]
@@ -381,27 +373,43 @@ struct Framing {
     chunked: bool,
     /// An `Expect` header is present (tiny_http only admits `100-continue`).
     expect: bool,
+    /// `Connection: upgrade`: tiny_http then hands over the raw connection
+    /// as the body, whatever its length, and reads none of it itself.
+    upgrade: bool,
     /// The `Content-Length`, as tiny_http parsed it.
     length: Option<u64>,
+    /// The `Connection` header to answer with (see [`connection_header`]).
+    connection: Option<&'static str>,
 }
 
 impl Framing {
     fn of(request: &tiny_http::Request) -> Framing {
         let headers = request.headers();
+        let asked = headers.get("Connection").map(|v| v.as_str());
         Framing {
             length_header: headers.contains("Content-Length"),
             chunked: headers.contains("Transfer-Encoding"),
             expect: headers.contains("Expect"),
+            upgrade: asked.is_some_and(|v| has_token(v, "upgrade")),
             length: request.body_length().map(|n| n as u64),
+            connection: connection_header(asked, request.http_version()),
         }
+    }
+
+    /// Whether the request has a body, or headers that frame one. Only such
+    /// a request can condemn its connection by what it sends (ambiguous
+    /// framing, a stalled body, a body refused unread); any other only by
+    /// a failed write.
+    fn has_body(self) -> bool {
+        self.length_header || self.chunked
     }
 
     /// Whether reading the body means waiting on the client. tiny_http
     /// reads a body of up to 1024 bytes before it queues the request,
-    /// unless the client waits for `100 Continue`; anything else comes off
-    /// the socket as we read.
+    /// unless the client waits for `100 Continue` or upgrades the
+    /// connection; anything else comes off the socket as we read.
     fn arrives_slowly(self) -> bool {
-        self.chunked || self.expect || self.length.is_some_and(|n| n > 1024)
+        self.chunked || self.expect || self.upgrade || self.length.is_some_and(|n| n > 1024)
     }
 }
 
@@ -451,65 +459,60 @@ impl Read for LazyBody<'_> {
     }
 }
 
-/// The parts of a request its handler reads, borrowed from the request.
-#[derive(Clone, Copy)]
+/// The parts of a request its handler reads: borrowed from the request, or
+/// copied ([`Heads::into_owned`]) when the request is lent to its body
+/// reader.
 struct Heads<'a> {
     method: Method,
-    method_name: &'a str,
-    target: &'a str,
-    content_type: Option<&'a str>,
-    accept: Option<&'a str>,
+    method_name: Cow<'a, str>,
+    target: Cow<'a, str>,
+    content_type: Option<Cow<'a, str>>,
+    accept: Option<Cow<'a, str>>,
     preflight: bool,
-    authorization: Option<&'a str>,
-    if_none_match: Option<&'a str>,
-    if_match: Option<&'a str>,
+    authorization: Option<Cow<'a, str>>,
+    if_none_match: Option<Cow<'a, str>>,
+    if_match: Option<Cow<'a, str>>,
     content_length: Option<u64>,
 }
 
 impl<'a> Heads<'a> {
     /// Looks up only the headers `method` can use: each lookup is a scan.
-    fn of(request: &'a tiny_http::Request, method: Method) -> Heads<'a> {
-        let header = |name| request.headers().get(name).map(|v| v.as_str());
+    /// `preflight` and `content_length` are already known.
+    fn of(
+        request: &'a tiny_http::Request,
+        method: Method,
+        preflight: bool,
+        content_length: Option<u64>,
+    ) -> Heads<'a> {
+        let header = |name| {
+            request
+                .headers()
+                .get(name)
+                .map(|v| Cow::Borrowed(v.as_str()))
+        };
         let takes_body = matches!(method, Method::Post | Method::Put | Method::Patch);
         let reads = matches!(method, Method::Get | Method::Head);
         let changes = matches!(method, Method::Put | Method::Patch | Method::Delete);
         Heads {
             method,
-            method_name: request.method().as_str(),
-            target: request.url(),
+            method_name: Cow::Borrowed(request.method().as_str()),
+            target: Cow::Borrowed(request.url()),
             content_type: takes_body.then(|| header("Content-Type")).flatten(),
             accept: header("Accept"),
-            preflight: is_preflight(request, method),
+            preflight,
             authorization: header("Authorization"),
             if_none_match: reads.then(|| header("If-None-Match")).flatten(),
             if_match: changes.then(|| header("If-Match")).flatten(),
-            content_length: request.body_length().map(|n| n as u64),
+            content_length,
         }
     }
 
-    fn request(self, body: Body<'a>, max_body_bytes: usize) -> Request<'a> {
-        Request {
+    fn into_owned(self) -> Heads<'static> {
+        let own = |value: Option<Cow<'_, str>>| value.map(|v| Cow::Owned(v.into_owned()));
+        Heads {
             method: self.method,
-            method_name: self.method_name,
-            target: self.target,
-            content_type: self.content_type,
-            accept: self.accept,
-            preflight: self.preflight,
-            authorization: self.authorization,
-            if_none_match: self.if_none_match,
-            if_match: self.if_match,
-            content_length: self.content_length,
-            body,
-            max_body_bytes,
-        }
-    }
-
-    fn to_owned(self) -> OwnedHeads {
-        let own = |value: Option<&str>| value.map(str::to_string);
-        OwnedHeads {
-            method: self.method,
-            method_name: self.method_name.to_string(),
-            target: self.target.to_string(),
+            method_name: Cow::Owned(self.method_name.into_owned()),
+            target: Cow::Owned(self.target.into_owned()),
             content_type: own(self.content_type),
             accept: own(self.accept),
             preflight: self.preflight,
@@ -519,25 +522,9 @@ impl<'a> Heads<'a> {
             content_length: self.content_length,
         }
     }
-}
 
-/// Copies of [`Heads`], for when the request is lent to its body reader.
-struct OwnedHeads {
-    method: Method,
-    method_name: String,
-    target: String,
-    content_type: Option<String>,
-    accept: Option<String>,
-    preflight: bool,
-    authorization: Option<String>,
-    if_none_match: Option<String>,
-    if_match: Option<String>,
-    content_length: Option<u64>,
-}
-
-impl OwnedHeads {
-    fn lend(&self) -> Heads<'_> {
-        Heads {
+    fn request<'b>(&'b self, body: Body<'b>, max_body_bytes: usize) -> Request<'b> {
+        Request {
             method: self.method,
             method_name: &self.method_name,
             target: &self.target,
@@ -548,6 +535,8 @@ impl OwnedHeads {
             if_none_match: self.if_none_match.as_deref(),
             if_match: self.if_match.as_deref(),
             content_length: self.content_length,
+            body,
+            max_body_bytes,
         }
     }
 }
@@ -605,7 +594,7 @@ fn serve(
     // end: the difference is the handler's few microseconds).
     let logged = access_log::enabled().then(|| (request.url().to_string(), Instant::now()));
     let preflight = is_preflight(&request, method);
-    let connection = connection_header(&request);
+    let connection = framing.connection;
     let content_length = framing.length;
     // Whether nothing of the body is left unread on the connection.
     let mut body_finished = !framing.chunked && content_length.unwrap_or(0) == 0;
@@ -632,17 +621,13 @@ fn serve(
         None if framing.arrives_slowly() => {
             // The body reader borrows the request, so the handler gets
             // copies of its headers.
-            let heads = Heads::of(&request, method).to_owned();
+            let heads = Heads::of(&request, method, preflight, content_length).into_owned();
             let mut body = LazyBody {
                 request: &mut request,
                 deadline: Instant::now() + read_timeout,
                 finished: body_finished,
             };
-            let reply = exchange(
-                &mut heads
-                    .lend()
-                    .request(Body::Reader(&mut body), max_body_bytes),
-            );
+            let reply = exchange(&mut heads.request(Body::Reader(&mut body), max_body_bytes));
             body_finished = body.finished;
             reply
         }
@@ -661,7 +646,7 @@ fn serve(
                 match read {
                     Ok(_) => {
                         body_finished |= length.is_some();
-                        let heads = Heads::of(&request, method);
+                        let heads = Heads::of(&request, method, preflight, content_length);
                         exchange(&mut heads.request(Body::Buffered(bytes), max_body_bytes))
                     }
                     Err(err) => {
@@ -898,18 +883,24 @@ fn framing_error(request: &tiny_http::Request, framing: Framing) -> Option<ApiEr
 /// The `Connection` header to send, mirroring what tiny_http decides for
 /// the connection: close after this response when the client asked to, or
 /// when it speaks HTTP/1.0 without asking for keep-alive.
-fn connection_header(request: &tiny_http::Request) -> Option<&'static str> {
-    let asked = request.headers().get("Connection").map(|v| v.as_str());
-    let has = |v: &str, token: &str| {
-        v.as_bytes()
-            .windows(token.len())
-            .any(|w| w.eq_ignore_ascii_case(token.as_bytes()))
-    };
-    let http10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
+fn connection_header(
+    asked: Option<&str>,
+    version: &tiny_http::HTTPVersion,
+) -> Option<&'static str> {
+    let http10 = *version == tiny_http::HTTPVersion(1, 0);
     match asked {
-        Some(v) if has(v, "close") => Some("close"),
-        Some(v) if http10 && has(v, "keep-alive") => Some("keep-alive"),
+        Some(v) if has_token(v, "close") => Some("close"),
+        Some(v) if http10 && has_token(v, "keep-alive") => Some("keep-alive"),
         _ if http10 => Some("close"),
         _ => None,
     }
+}
+
+/// Whether a header value mentions `token`, in any case (as tiny_http
+/// matches them).
+fn has_token(value: &str, token: &str) -> bool {
+    value
+        .as_bytes()
+        .windows(token.len())
+        .any(|w| w.eq_ignore_ascii_case(token.as_bytes()))
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
-use crate::response::{Reply, Tag, decimal, etag, match_hits, none_match_hits};
+use crate::response::{Reply, Tag, decimal, match_hits, none_match_hits};
 use crate::store::{Store, Stored};
 use crate::validate::MAX_SAFE_INTEGER;
 
@@ -191,8 +191,8 @@ fn precondition<T: Resource>(if_match: Option<&str>, id: u64, item: &T) -> Resul
     let Some(header) = if_match else {
         return Ok(());
     };
-    let tag = serde_json::to_vec(item).map(|bytes| etag(&bytes));
-    if tag.is_ok_and(|tag| match_hits(header, &tag)) {
+    let tag = serde_json::to_vec(item).map(|bytes| Tag::of(&bytes));
+    if tag.is_ok_and(|tag| match_hits(header, tag.as_str())) {
         return Ok(());
     }
     Err(ApiError::PreconditionFailed {

@@ -7,7 +7,6 @@
 //! because that type always adds `Content-Length: 0` to a 204 (which RFC 9110
 //! section 8.6 forbids) and cannot say `Connection: close`.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,15 +75,6 @@ impl From<Tag> for Text {
 impl From<Arc<str>> for Text {
     fn from(text: Arc<str>) -> Text {
         Text::Shared(text)
-    }
-}
-
-impl From<Cow<'static, str>> for Text {
-    fn from(text: Cow<'static, str>) -> Text {
-        match text {
-            Cow::Borrowed(text) => Text::Fixed(text),
-            Cow::Owned(text) => Text::Owned(text),
-        }
     }
 }
 
@@ -248,19 +238,14 @@ pub(crate) fn decimal(mut n: u64) -> impl AsRef<[u8]> {
     }
 }
 
-/// A strong entity tag (RFC 9110 section 8.8.3) for a representation: a
-/// hash of its bytes, so it changes exactly when the bytes change (up to a
-/// 64-bit hash collision).
-pub fn etag(bytes: &[u8]) -> String {
-    Tag::of(bytes).as_str().to_string()
-}
-
-/// [`etag`], shared: made once for an item or list the store keeps.
+/// A [`Tag`], shared: made once for an item or list the store keeps.
 pub fn shared_etag(bytes: &[u8]) -> Arc<str> {
     Arc::from(Tag::of(bytes).as_str())
 }
 
-/// An entity tag, formatted on the stack:
+/// A strong entity tag (RFC 9110 section 8.8.3) for a representation: a
+/// hash of its bytes, so it changes exactly when the bytes change (up to a
+/// 64-bit hash collision). Formatted on the stack:
 /// `"<length in hex>-<hash, 16 hex digits>"`, at most 35 bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag {
@@ -412,9 +397,9 @@ mod tests {
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             hasher.write(body);
             let expected = format!("\"{:x}-{:016x}\"", body.len(), hasher.finish());
-            assert_eq!(etag(body), expected);
+            assert_eq!(Tag::of(body).as_str(), expected);
         }
-        assert_ne!(etag(b"a"), etag(b"b"));
+        assert_ne!(Tag::of(b"a"), Tag::of(b"b"));
     }
 
     #[test]

@@ -124,11 +124,27 @@ fn the_server_keeps_accepting_through_idle_read_timeouts() {
 fn a_trickled_body_gets_408_within_the_read_timeout() {
     // One byte every 300 ms never trips the 1 s per-read timeout; only the
     // deadline on the whole body does.
+    trickled_body_gets_408(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{",
+    );
+}
+
+#[test]
+fn a_trickled_upgrade_body_gets_408_too() {
+    // With `Connection: upgrade` tiny_http hands over the raw connection as
+    // the body, even a short one, and reads none of it first: it must get
+    // the same deadline as any body still arriving.
+    trickled_body_gets_408(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    );
+}
+
+/// Sends `head` (ending in the first byte of a body), then a byte every
+/// 300 ms: a 408 must come within 3 s.
+fn trickled_body_gets_408(head: &str) {
     let server = impatient();
     let mut stream = server.connect();
-    stream
-        .write_all(b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{")
-        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
     stream.set_nonblocking(true).unwrap();
     let started = Instant::now();
     let mut seen = Vec::new();
