@@ -36,6 +36,7 @@
 //! - `widgets`, `todos`: each resource's fields and rules.
 //! - `store`: the `Mutex`-guarded collections and id allocation. The only
 //!   module that locks the data.
+//! - `items`: one collection's items by id, packed densely.
 //! - `storage`: `--data`: the snapshot and journal files, group commit,
 //!   compaction, loading.
 //! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
@@ -47,6 +48,7 @@ pub mod connection;
 pub mod cors;
 pub mod delay;
 pub mod error;
+pub mod items;
 pub mod query;
 pub mod request;
 pub mod resource;

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use crate::config::MAX_DELAY_MS;
 use crate::error::ApiError;
+use crate::items::Items;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 
 /// The type of a field, which decides how a query value is read.
@@ -122,7 +123,7 @@ impl ListQuery {
 
     /// Runs the query over `items` (in id order): the matching items in the
     /// order and slice asked for, and how many matched before slicing.
-    pub fn run<'a, T: Queryable>(&self, items: &'a BTreeMap<u64, T>) -> (Vec<&'a T>, usize) {
+    pub fn run<'a, T: Queryable>(&self, items: &'a Items<T>) -> (Vec<&'a T>, usize) {
         let unfiltered = self.filters.is_empty() && self.search.is_none();
         if unfiltered && self.sort.is_empty() {
             // Slice straight off the map: nothing else is looked at.
@@ -550,7 +551,7 @@ mod tests {
         }
     }
 
-    fn things() -> BTreeMap<u64, Thing> {
+    fn things() -> Items<Thing> {
         [
             (1, 3, "Milk", false),
             (2, 1, "bread", true),

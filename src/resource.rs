@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
-use crate::response::{Reply, Tag, decimal, match_hits, none_match_hits};
+use crate::response::{JSON, Reply, Tag, decimal, match_hits, none_match_hits};
 use crate::store::{Store, Stored};
 use crate::validate::MAX_SAFE_INTEGER;
 
@@ -115,13 +115,13 @@ pub fn get<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Rep
 /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
 pub fn create<T: Resource>(store: &Store, req: &mut Request<'_>) -> Result<Reply, ApiError> {
     let new = T::parse_new(req.fields(false)?)?;
-    let (id, item) = store.create::<T>(new)?;
+    let (id, body) = store.create::<T>(new)?;
     let mut location = String::with_capacity(T::PATH.len() + 21);
     location.push_str(T::PATH);
     location.push('/');
     // Digits are ASCII.
     location.push_str(std::str::from_utf8(decimal(id).as_ref()).unwrap_or_default());
-    Ok(tagged(Reply::json(201, &item)).with_header("Location", location))
+    Ok(tagged(Reply::bytes(201, JSON, body)).with_header("Location", location))
 }
 
 /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent

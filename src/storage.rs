@@ -42,7 +42,6 @@
 //! with a warning and cut from the file; a bad record anywhere else stops
 //! start-up, as does a bad snapshot, leaving every file as it was.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -54,6 +53,7 @@ use serde_json::{Map, Value};
 
 use crate::connection::lock;
 use crate::error::ApiError;
+use crate::items::Items;
 use crate::resource::{self, Resource};
 use crate::todos::Todo;
 use crate::widgets::Widget;
@@ -66,14 +66,14 @@ pub const COMPACT_AFTER: u64 = 10_000;
 /// One collection as loaded: its items by id and the highest id handed out.
 #[derive(Debug)]
 pub struct Loaded<T> {
-    pub items: BTreeMap<u64, T>,
+    pub items: Items<T>,
     pub last_id: u64,
 }
 
 impl<T> Default for Loaded<T> {
     fn default() -> Self {
         Loaded {
-            items: BTreeMap::new(),
+            items: Items::default(),
             last_id: 0,
         }
     }
@@ -661,7 +661,7 @@ fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), Str
                 .get("id")
                 .and_then(Value::as_u64)
                 .ok_or("a delete without \"id\"")?;
-            into.items.remove(&id);
+            into.items.remove(id);
         }
         Some("clear") => into.items.clear(),
         _ => return Err("\"op\" must be \"put\", \"delete\" or \"clear\"".into()),

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::ApiError;
+use crate::items::Items;
 use crate::query::ListQuery;
 use crate::resource::Resource;
 use crate::response::shared_etag;
@@ -31,7 +32,7 @@ use crate::widgets::Widget;
 /// The items of one resource, keyed by id so listing is in ascending id.
 #[derive(Debug)]
 pub struct Collection<T> {
-    items: BTreeMap<u64, T>,
+    items: Items<T>,
     last_id: u64,
     /// The whole collection as a JSON array, made by the first list read
     /// after a change and dropped by the next change, so that reads between
@@ -64,7 +65,7 @@ pub struct Listed {
 impl<T> Default for Collection<T> {
     fn default() -> Self {
         Collection {
-            items: BTreeMap::new(),
+            items: Items::default(),
             last_id: 0,
             listed: None,
             rendered: BTreeMap::new(),
@@ -252,7 +253,7 @@ impl Store {
         if let Some(rendered) = collection.rendered.get(&id) {
             return Ok(Some(rendered.clone()));
         }
-        let Some(item) = collection.items.get(&id) else {
+        let Some(item) = collection.items.get(id) else {
             return Ok(None);
         };
         let rendered = Rendered::new(to_json(item)?);
@@ -261,7 +262,7 @@ impl Store {
     }
 
     pub fn contains<T: Resource>(&self, id: u64) -> bool {
-        lock(T::slot(self)).items.contains_key(&id)
+        lock(T::slot(self)).items.contains(id)
     }
 
     /// 503 when the data files can no longer be written (with `--data`).
@@ -281,9 +282,11 @@ impl Store {
     }
 
     /// Adds an item with the next id; 507 when the collection is full.
-    /// Returns once the item is durable (with `--data`).
-    pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, T), ApiError> {
-        let (id, item, seq) = {
+    /// Returns its id and its JSON, made under the lock from the item
+    /// stored rather than from a copy, once the item is durable (with
+    /// `--data`).
+    pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, Vec<u8>), ApiError> {
+        let (id, body, seq) = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
             if collection.items.len() >= self.shared.max_items {
@@ -292,16 +295,17 @@ impl Store {
                     limit: self.shared.max_items,
                 });
             }
-            collection.last_id += 1;
-            let id = collection.last_id;
+            let id = collection.last_id + 1;
             let item = T::create(id, new);
-            collection.items.insert(id, item.clone());
-            collection.listed = None;
+            let body = to_json(&item)?;
             let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
-            (id, item, seq)
+            collection.last_id = id;
+            collection.items.insert(id, item);
+            collection.listed = None;
+            (id, body, seq)
         };
         self.commit(seq)?;
-        Ok((id, item))
+        Ok((id, body))
     }
 
     /// Runs `check` and then `change` on the item under the lock and
@@ -319,7 +323,7 @@ impl Store {
         let (rendered, seq) = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
-            let Some(item) = collection.items.get_mut(&id) else {
+            let Some(item) = collection.items.get_mut(id) else {
                 return Ok(None);
             };
             check(item)?;
@@ -363,11 +367,11 @@ impl Store {
         let seq = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
-            let Some(item) = collection.items.get(&id) else {
+            let Some(item) = collection.items.get(id) else {
                 return Ok(false);
             };
             check(item)?;
-            collection.items.remove(&id);
+            collection.items.remove(id);
             collection.listed = None;
             collection.rendered.remove(&id);
             self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
