@@ -48,7 +48,7 @@ fn todo(id: u64) -> Todo {
     Todo {
         id,
         user_id: id % 10 + 1,
-        title: format!("benchmark todo number {id}"),
+        title: format!("benchmark todo number {id}").into(),
         completed: id % 2 == 0,
     }
 }

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::items::Str;
 use crate::query::{FieldType, FieldValue, Queryable};
 use crate::request::Fields;
 use crate::resource::Resource;
@@ -24,7 +25,7 @@ pub struct Todo {
     pub id: u64,
     /// The owner: 1 to 2^53-1, so every JSON client holds it exactly.
     pub user_id: u64,
-    pub title: String,
+    pub title: Str,
     pub completed: bool,
 }
 
@@ -99,7 +100,7 @@ impl Resource for Todo {
         Todo {
             id,
             user_id: new.user_id,
-            title: new.title,
+            title: new.title.into(),
             completed: new.completed,
         }
     }
@@ -109,7 +110,7 @@ impl Resource for Todo {
             self.user_id = user_id;
         }
         if let Some(title) = patch.title {
-            self.title = title;
+            self.title = title.into();
         }
         if let Some(completed) = patch.completed {
             self.completed = completed;

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::error::ApiError;
+use crate::items::Str;
 use crate::query::{FieldType, FieldValue, Queryable};
 use crate::request::Fields;
 use crate::resource::Resource;
@@ -21,9 +22,9 @@ const FIELDS_WITH_ID: &[&str] = &["id", "price", "quality"];
 pub struct Widget {
     pub id: u64,
     /// Free text holding an amount and a currency sign: "$10", "10 €".
-    pub price: String,
+    pub price: Str,
     /// A descriptive label: "good".
-    pub quality: String,
+    pub quality: Str,
 }
 
 pub struct NewWidget {
@@ -85,17 +86,17 @@ impl Resource for Widget {
     fn create(id: u64, new: NewWidget) -> Widget {
         Widget {
             id,
-            price: new.price,
-            quality: new.quality,
+            price: new.price.into(),
+            quality: new.quality.into(),
         }
     }
 
     fn apply(&mut self, patch: UpdateWidget) {
         if let Some(price) = patch.price {
-            self.price = price;
+            self.price = price.into();
         }
         if let Some(quality) = patch.quality {
-            self.quality = quality;
+            self.quality = quality.into();
         }
     }
 
