@@ -5,12 +5,11 @@
 
 Called by scripts/bench.sh, which builds both binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs)
-and the real server in turn (which goes first alternates by round), each
-fresh, the real one seeded with the same 200 todos the baseline answers
-with, and measures each with wrk. Rounds
-interleave the two servers so that drift on a shared machine hits both
-alike. The server is pinned to core 0 and wrk to core 1 when there are two
-or more cores. Prints a Markdown table of medians, min-max over the rounds,
+and the real server, each fresh, the real one seeded with the same 200
+todos the baseline answers with, and measures them with wrk in turns of
+one second (which goes first alternates), --duration turns each, so that
+drift on a shared machine hits both alike. The servers are pinned to
+core 0 and wrk to core 1 when there are two or more cores. Prints a Markdown table of medians, min-max over the rounds,
 and the ratio (real / baseline): the median of the rounds' ratios, each
 taken within one round, with their range. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
@@ -198,6 +197,19 @@ def wrk(url, script_path, connections, duration):
     return float(rate.group(1))
 
 
+def interleaved(servers, script_path, connections, duration):
+    """Mean requests per second of each of `servers` (name, Running), all
+    running at once, measured in turns of one second, `duration` turns
+    each, which goes first alternating. Drift on a shared machine comes
+    and goes within seconds; taking turns second by second shares it out
+    far more evenly than one run of `duration` seconds after another."""
+    rates = {who: [] for who, _ in servers}
+    for turn in range(duration):
+        for who, server in (servers if turn % 2 == 0 else servers[::-1]):
+            rates[who].append(wrk(server.url, script_path, connections, 1))
+    return {who: statistics.fmean(values) for who, values in rates.items()}
+
+
 def fixture(path, count):
     """A --data file holding `count` todos, as the seeded store holds them."""
     with open(path, "w") as f:
@@ -331,23 +343,29 @@ def main():
             order = order[::-1]
         for run in runs:
             name, conns = run
+            servers = []
             for who, binary in order:
                 server = Running(binary, ["--log-level", "warn"])
                 if who == "server":
                     server.seed()
-                rate = wrk(server.url, scripts[name], conns, duration)
-                server.stop()
+                servers.append((who, server))
+            for who, rate in interleaved(servers, scripts[name], conns, duration).items():
                 rates[(run, who)].append(rate)
+            for _, server in servers:
+                server.stop()
             print(f"  round {round_no}: {name} at {conns}: baseline "
                   f"{rates[(run, 'baseline')][-1]:,.0f}, server {rates[(run, 'server')][-1]:,.0f}",
                   flush=True)
         # The access log's cost: the same server at info (a line per
         # request, written to a file) and at warn.
-        for level in ("info", "warn"):
-            with open(log_path, "w") as log:
-                server = Running(SERVER, ["--log-level", level], log=log)
+        with open(log_path, "w") as log:
+            servers = [(level, Running(SERVER, ["--log-level", level], log=log))
+                       for level in ("info", "warn")]
+            for _, server in servers:
                 server.seed()
-                log_rates[level].append(wrk(server.url, scripts["GET one"], 64, duration))
+            for level, rate in interleaved(servers, scripts["GET one"], 64, duration).items():
+                log_rates[level].append(rate)
+            for _, server in servers:
                 server.stop()
         print(f"  round {round_no}: access log: info {log_rates['info'][-1]:,.0f}, "
               f"warn {log_rates['warn'][-1]:,.0f}", flush=True)
@@ -388,10 +406,12 @@ def main():
     # with 100,000 todos stored.
     sizes = (STORED, 100_000)
     big = {(name, count): [] for name in ("GET one", "PUT") for count in sizes}
+    stored_rss = {count: [] for count in sizes}  # kB, right after seeding
     for _ in range(rounds):
         for count in sizes:
             server = Running(SERVER, ["--log-level", "warn"])
             server.seed(count)
+            stored_rss[count].append(server.status("VmRSS"))
             for name in ("GET one", "PUT"):
                 big[(name, count)].append(wrk(server.url, scripts[name], 16, duration))
             server.stop()
@@ -439,6 +459,10 @@ def main():
     print(f"| binary size (stripped) | {b[2]:,} B | {s[2]:,} B |")
     print(f"| start-up, exec to first 200 (median of {startups}) "
           f"| {b[3] * 1000:.1f} ms | {s[3] * 1000:.1f} ms |")
+    small_rss, big_rss = (statistics.median(stored_rss[count]) for count in sizes)
+    per_todo = (big_rss - small_rss) * 1024 / (sizes[1] - sizes[0])
+    print(f"| RSS with {sizes[1]:,} todos stored (in memory) | | {big_rss / 1024:.1f} MB "
+          f"({per_todo:.0f} B per todo) |")
     print()
     print("| `--data` (durable, default workers) | widgets-todos |")
     print("|---|---|")

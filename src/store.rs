@@ -6,7 +6,8 @@
 //!   serializing and writing to the socket happen after the lock is gone,
 //!   except for the first read of the list or of an item after a change,
 //!   which serializes it once under the lock and caches it for the reads
-//!   that follow (`list_json`, `get_json`).
+//!   that follow (`list_json`, `get_json`), and for creates and updates,
+//!   which serialize the item stored rather than copy it out.
 //!   That one lock per request is what makes every request atomic and the
 //!   whole API linearizable.
 //! - No id is ever handed out twice: `last_id` only grows, deletes included.
