@@ -9,9 +9,10 @@ and the real server, each fresh, the real one seeded with the same 200
 todos the baseline answers with, and measures them with wrk in turns of
 one second (which goes first alternates), --duration turns each, so that
 drift on a shared machine hits both alike. The servers are pinned to
-core 0 and wrk to core 1 when there are two or more cores. Prints a Markdown table of medians, min-max over the rounds,
-and the ratio (real / baseline): the median of the rounds' ratios, each
-taken within one round, with their range. Then the memory, size and
+core 0 and wrk to core 1 when there are two or more cores. Prints a
+Markdown table of medians, min-max over the rounds, and the ratio (real /
+baseline): the median of the rounds' ratios, each taken within one round,
+with their range. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. Only ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
@@ -335,9 +336,9 @@ def main():
           f"{CORES} cores, server {'on core 0, wrk on core 1' if PIN_SERVER else 'unpinned'}",
           flush=True)
     for round_no in range(1, rounds + 1):
-        # Which of the two goes first alternates by round, so that whatever
-        # the first run leaves behind (sockets in TIME_WAIT, a warm cache)
-        # favours neither.
+        # Which of the two starts first, and takes the first turn, alternates
+        # by round, so that whatever one leaves behind for the other
+        # (sockets in TIME_WAIT, a warm cache) favours neither.
         order = (("baseline", BASELINE), ("server", SERVER))
         if round_no % 2 == 0:
             order = order[::-1]

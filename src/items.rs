@@ -27,7 +27,7 @@ use serde::{Serialize, Serializer};
 pub const RUN: u64 = 32;
 
 /// Items by id, in ascending id order.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Items<T> {
     /// Run number (`id / RUN`) to the run's items, sorted by id.
     runs: BTreeMap<u64, Vec<(u64, T)>>,
@@ -140,21 +140,27 @@ impl Str {
     }
 }
 
-impl From<String> for Str {
-    fn from(text: String) -> Str {
+impl From<&str> for Str {
+    fn from(text: &str) -> Str {
         if text.len() <= INLINE {
             let mut bytes = [0; INLINE];
             bytes[..text.len()].copy_from_slice(text.as_bytes());
             Str::Inline(text.len() as u8, bytes)
         } else {
-            Str::Heap(text.into_boxed_str())
+            Str::Heap(text.into())
         }
     }
 }
 
-impl From<&str> for Str {
-    fn from(text: &str) -> Str {
-        Str::from(text.to_string())
+/// Takes over the `String`'s heap block when the text is too long to keep
+/// inline.
+impl From<String> for Str {
+    fn from(text: String) -> Str {
+        if text.len() <= INLINE {
+            Str::from(text.as_str())
+        } else {
+            Str::Heap(text.into_boxed_str())
+        }
     }
 }
 

@@ -121,7 +121,10 @@ pub fn create<T: Resource>(store: &Store, req: &mut Request<'_>) -> Result<Reply
     location.push('/');
     // Digits are ASCII.
     location.push_str(std::str::from_utf8(decimal(id).as_ref()).unwrap_or_default());
-    Ok(tagged(Reply::bytes(201, JSON, body)).with_header("Location", location))
+    let tag = Tag::of(&body);
+    Ok(Reply::bytes(201, JSON, body)
+        .with_header("ETag", tag)
+        .with_header("Location", location))
 }
 
 /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
@@ -171,12 +174,6 @@ pub fn clear<T: Resource>(store: &Store) -> Result<Reply, ApiError> {
 /// A 200 with a body the store keeps (an item or a list), and its `ETag`.
 fn shared(body: Arc<Vec<u8>>, etag: &Arc<str>) -> Reply {
     Reply::shared_json(200, body).with_header("ETag", Arc::clone(etag))
-}
-
-/// The `ETag` of a reply's body, added to it.
-fn tagged(reply: Reply) -> Reply {
-    let tag = Tag::of(reply.body_bytes());
-    reply.with_header("ETag", tag)
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
