@@ -20,19 +20,18 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use widgets_todos::config::{self, Command};
 use widgets_todos::response::Reply;
 use widgets_todos::server;
-use widgets_todos::todos::Todo;
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{LIST_LEN, todo};
 
 /// Connection threads tiny_http keeps ready. Its pool starts a thread for
 /// a new connection only when it counts no idle one, and the count lags in
 /// a burst; with this many ready, the benchmark's 64 connections are never
 /// queued behind one another.
 const CONNECTION_THREADS: usize = 64;
-
-/// How many todos the list response holds, as the benchmark stores.
-const LIST_LEN: u64 = 200;
 
 /// Every response the baseline sends, encoded once.
 struct Canned {
@@ -43,20 +42,10 @@ struct Canned {
     not_found: Vec<u8>,
 }
 
-/// A todo like the ones the benchmark creates.
-fn todo(id: u64) -> Todo {
-    Todo {
-        id,
-        user_id: id % 10 + 1,
-        title: format!("benchmark todo number {id}").into(),
-        completed: id % 2 == 0,
-    }
-}
-
 impl Canned {
     fn new() -> Canned {
         let date = httpdate::fmt_http_date(SystemTime::now());
-        let list: Vec<Todo> = (1..=LIST_LEN).map(todo).collect();
+        let list: Vec<_> = (1..=LIST_LEN).map(todo).collect();
         let encode = |reply: Reply| reply.encode(&date, false, None);
         Canned {
             list: encode(Reply::json(200, &list)),
@@ -86,16 +75,9 @@ impl Canned {
 }
 
 fn main() -> ExitCode {
-    let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
-        Ok(Command::Serve(config)) => *config,
-        Ok(_) => {
-            println!("baseline: takes the server's flags; see widgets-todos --help");
-            return ExitCode::SUCCESS;
-        }
-        Err(err) => {
-            eprintln!("baseline: {err}");
-            return ExitCode::from(2);
-        }
+    let config = match common::config("baseline") {
+        Ok(config) => config,
+        Err(status) => return status,
     };
     let listener = match server::bind(&config) {
         Ok(listener) => listener,

@@ -3,16 +3,18 @@
 
     python3 scripts/bench.py [--quick] [--rounds N] [--duration SECONDS]
 
-Called by scripts/bench.sh, which builds both binaries and installs wrk.
-For every scenario and round it starts the baseline (examples/baseline.rs)
-and the real server, each fresh, the real one seeded with the same 200
-todos the baseline answers with, and measures them with wrk in turns of
-one second (which goes first alternates), --duration turns each, so that
-drift on a shared machine hits both alike. The servers are pinned to
-core 0 and wrk to core 1 when there are two or more cores. Prints a
-Markdown table of medians, min-max over the rounds, and the ratio (real /
-baseline): the median of the rounds' ratios, each taken within one round,
-with their range. Then the memory, size and
+Called by scripts/bench.sh, which builds the binaries and installs wrk.
+For every scenario and round it starts the baseline (examples/baseline.rs),
+our connection layer answering fixed replies (examples/layer.rs) and the
+real server, each fresh, the real one seeded with the same 200 todos the
+others answer with, and measures them with wrk in turns of one second
+(which goes first alternates), --duration turns each, so that drift on a
+shared machine hits all alike. The servers are pinned to core 0 and wrk to
+core 1 when there are two or more cores. Prints a Markdown table of
+medians, min-max over the rounds, and the ratios to the baseline: the
+median of the rounds' ratios, each taken within one round, with their
+range. The layer's ratio is what the real server could reach with an
+application that cost nothing. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. Only ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
@@ -39,6 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
+LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
 THREADS = 2  # workers, for both servers
 STORED = 200  # todos in the store, as examples/baseline.rs answers
 
@@ -314,7 +317,7 @@ def main():
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     args = parser.parse_args()
     rounds, duration, startups = (1, 1, 3) if args.quick else (args.rounds, args.duration, 10)
-    for binary in (SERVER, BASELINE):
+    for binary in (SERVER, BASELINE, LAYER):
         if not os.access(binary, os.X_OK):
             fail(f"{binary} is missing: run scripts/bench.sh, which builds it")
 
@@ -328,7 +331,7 @@ def main():
 
     runs = [(name, conns) for name in SCENARIOS for conns in (16, 64)]
     runs.append((CLOSE_SCENARIO[0], 16))
-    rates = {(run, who): [] for run in runs for who in ("baseline", "server")}
+    rates = {(run, who): [] for run in runs for who in ("baseline", "layer", "server")}
     log_rates = {"info": [], "warn": []}
     log_path = os.path.join(workdir, "access.log")
 
@@ -336,10 +339,10 @@ def main():
           f"{CORES} cores, server {'on core 0, wrk on core 1' if PIN_SERVER else 'unpinned'}",
           flush=True)
     for round_no in range(1, rounds + 1):
-        # Which of the two starts first, and takes the first turn, alternates
-        # by round, so that whatever one leaves behind for the other
-        # (sockets in TIME_WAIT, a warm cache) favours neither.
-        order = (("baseline", BASELINE), ("server", SERVER))
+        # The order in which they start, and take their turns, reverses
+        # every round, so that whatever one leaves behind for the next
+        # (sockets in TIME_WAIT, a warm cache) favours none.
+        order = (("baseline", BASELINE), ("layer", LAYER), ("server", SERVER))
         if round_no % 2 == 0:
             order = order[::-1]
         for run in runs:
@@ -354,8 +357,8 @@ def main():
                 rates[(run, who)].append(rate)
             for _, server in servers:
                 server.stop()
-            print(f"  round {round_no}: {name} at {conns}: baseline "
-                  f"{rates[(run, 'baseline')][-1]:,.0f}, server {rates[(run, 'server')][-1]:,.0f}",
+            print(f"  round {round_no}: {name} at {conns}: "
+                  + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who, _ in order),
                   flush=True)
         # The access log's cost: the same server at info (a line per
         # request, written to a file) and at warn.
@@ -441,16 +444,17 @@ def main():
 
     print()
     print("| scenario | conns | baseline req/s, median (min-max) "
-          "| widgets-todos req/s, median (min-max) | ratio, median of rounds (min-max) |")
-    print("|---|---|---|---|---|")
+          "| widgets-todos req/s, median (min-max) | ratio, median of rounds (min-max) "
+          "| layer alone: ratio |")
+    print("|---|---|---|---|---|---|")
     for run in runs:
         name, conns = run
-        base, real = rates[(run, "baseline")], rates[(run, "server")]
+        base, layer, real = (rates[(run, who)] for who in ("baseline", "layer", "server"))
         print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} "
-              f"| {paired_ratio(real, base)} |")
+              f"| {paired_ratio(real, base)} | {paired_ratio(layer, base)} |")
     info, warn = log_rates["info"], log_rates["warn"]
     print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
-          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} |")
+          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | |")
     print()
     print("| | baseline | widgets-todos |")
     print("|---|---|---|")

@@ -1,0 +1,131 @@
+//! Our connection layer alone, for `scripts/bench.sh`: the real server's
+//! accept loop, connection threads, lanes, framing checks, body read and
+//! response encoding (`server.rs`, `connection.rs`), with a handler that
+//! answers every request with a reply made once at start-up: no routing
+//! beyond a glance at the method and the path, no decoding, no store.
+//!
+//! Between the baseline (the bare HTTP library) and the real server, it
+//! splits what the real server costs into what the layer costs on every
+//! request, whatever the route, and what the application adds.
+//!
+//! It answers what the benchmark asks, with the replies the real server
+//! gives for a store of 200 todos, headers included:
+//! - `GET /api/todos`: the list of 200, its `ETag` and `X-Total-Count`;
+//! - `GET /api/todos/{id}`, `PUT`/`PATCH /api/todos/{id}`: one todo, its `ETag`;
+//! - `POST /api/todos`: 201 with one todo, its `ETag` and `Location`;
+//! - `DELETE /api/todos/{id}`: 204;
+//! - anything else: 404.
+//!
+//! Run: `cargo run --release --example layer -- --port 8082 --threads 2`
+//! (it takes the server's own flags; it prints `listening on http://ADDR`).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use widgets_todos::request::{Method, Request};
+use widgets_todos::response::{Reply, shared_etag};
+use widgets_todos::server::{self, Server};
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{LIST_LEN, todo};
+
+/// A response body made once, with its entity tag.
+struct Made {
+    body: Arc<Vec<u8>>,
+    etag: Arc<str>,
+}
+
+impl Made {
+    fn of(value: &impl serde::Serialize) -> Made {
+        let body = serde_json::to_vec(value).unwrap_or_default();
+        Made {
+            etag: shared_etag(&body),
+            body: Arc::new(body),
+        }
+    }
+
+    /// A reply sharing the body, as the real server's are.
+    fn reply(&self, status: u16) -> Reply {
+        Reply::shared_json(status, Arc::clone(&self.body))
+            .with_header("ETag", Arc::clone(&self.etag))
+    }
+}
+
+/// Every body the layer sends.
+struct Fixed {
+    list: Made,
+    one: Made,
+    created: Made,
+}
+
+impl Fixed {
+    fn new() -> Fixed {
+        let list: Vec<_> = (1..=LIST_LEN).map(todo).collect();
+        Fixed {
+            list: Made::of(&list),
+            one: Made::of(&todo(1)),
+            created: Made::of(&todo(LIST_LEN + 1)),
+        }
+    }
+
+    fn answer(&self, req: &Request<'_>) -> Reply {
+        let path = req.path();
+        let item = path
+            .strip_prefix("/api/todos/")
+            .is_some_and(|id| !id.is_empty());
+        match (req.method, path == "/api/todos", item) {
+            (Method::Get, true, _) => self.list.reply(200).with_header("X-Total-Count", "200"),
+            (Method::Post, true, _) => self
+                .created
+                .reply(201)
+                .with_header("Location", "/api/todos/201"),
+            (Method::Get | Method::Put | Method::Patch, _, true) => self.one.reply(200),
+            (Method::Delete, _, true) => Reply::empty(204),
+            _ => Reply::empty(404),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let config = match common::config("layer") {
+        Ok(config) => config,
+        Err(status) => return status,
+    };
+    if let Err(err) = simple_logger::SimpleLogger::new()
+        .with_level(config.log_level)
+        .init()
+    {
+        eprintln!("layer: cannot start logging: {err}");
+    }
+    let listener = match server::bind(&config) {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("layer: cannot listen: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let fixed = Fixed::new();
+    let handler = Arc::new(move |req: &mut Request<'_>| fixed.answer(req));
+    let server = match Server::start(listener, &config, handler) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("layer: {err}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut stdout = std::io::stdout();
+    if let Err(err) =
+        writeln!(stdout, "listening on http://{}", server.addr()).and_then(|()| stdout.flush())
+    {
+        eprintln!("layer: cannot print the listening address: {err}");
+    }
+    match server.wait() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("layer: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
