@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use widgets_todos::request::{Method, Request};
-use widgets_todos::response::{Reply, shared_etag};
+use widgets_todos::response::{Reply, Tag};
 use widgets_todos::server::{self, Server};
 
 #[path = "common/mod.rs"]
@@ -34,22 +34,21 @@ use common::{LIST_LEN, todo};
 /// A response body made once, with its entity tag.
 struct Made {
     body: Arc<Vec<u8>>,
-    etag: Arc<str>,
+    etag: Tag,
 }
 
 impl Made {
     fn of(value: &impl serde::Serialize) -> Made {
         let body = serde_json::to_vec(value).unwrap_or_default();
         Made {
-            etag: shared_etag(&body),
+            etag: Tag::of(&body),
             body: Arc::new(body),
         }
     }
 
     /// A reply sharing the body, as the real server's are.
     fn reply(&self, status: u16) -> Reply {
-        Reply::shared_json(status, Arc::clone(&self.body))
-            .with_header("ETag", Arc::clone(&self.etag))
+        Reply::shared_json(status, Arc::clone(&self.body)).with_header("ETag", self.etag.clone())
     }
 }
 

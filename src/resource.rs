@@ -172,14 +172,15 @@ pub fn clear<T: Resource>(store: &Store) -> Result<Reply, ApiError> {
 }
 
 /// A 200 with a body the store keeps (an item or a list), and its `ETag`.
-fn shared(body: Arc<Vec<u8>>, etag: &Arc<str>) -> Reply {
-    Reply::shared_json(200, body).with_header("ETag", Arc::clone(etag))
+fn shared(body: Arc<Vec<u8>>, etag: &Tag) -> Reply {
+    Reply::shared_json(200, body).with_header("ETag", etag.clone())
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD).
-pub(crate) fn not_modified(req: &Request<'_>, tag: &Arc<str>) -> Option<Reply> {
+pub(crate) fn not_modified(req: &Request<'_>, tag: &Tag) -> Option<Reply> {
     let header = req.if_none_match?;
-    none_match_hits(header, tag).then(|| Reply::empty(304).with_header("ETag", Arc::clone(tag)))
+    none_match_hits(header, tag.as_str())
+        .then(|| Reply::empty(304).with_header("ETag", tag.clone()))
 }
 
 /// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,

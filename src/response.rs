@@ -30,14 +30,12 @@ pub struct Reply {
     pub delay: Duration,
 }
 
-/// A header value: fixed (`Allow`, CORS), made for this response, or
-/// shared with the store's cache (an item's `ETag`), never copied.
+/// A header value: fixed (`Allow`, CORS), made for this response, or an
+/// entity tag, kept inline (no allocation for the most common header).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Text {
     Fixed(&'static str),
     Owned(String),
-    Shared(Arc<str>),
-    /// An entity tag made for this response, kept inline.
     Tag(Tag),
 }
 
@@ -48,7 +46,6 @@ impl std::ops::Deref for Text {
         match self {
             Text::Fixed(text) => text,
             Text::Owned(text) => text,
-            Text::Shared(text) => text,
             Text::Tag(tag) => tag.as_str(),
         }
     }
@@ -69,12 +66,6 @@ impl From<String> for Text {
 impl From<Tag> for Text {
     fn from(tag: Tag) -> Text {
         Text::Tag(tag)
-    }
-}
-
-impl From<Arc<str>> for Text {
-    fn from(text: Arc<str>) -> Text {
-        Text::Shared(text)
     }
 }
 
@@ -238,11 +229,6 @@ pub(crate) fn decimal(mut n: u64) -> impl AsRef<[u8]> {
     }
 }
 
-/// A [`Tag`], shared: made once for an item or list the store keeps.
-pub fn shared_etag(bytes: &[u8]) -> Arc<str> {
-    Arc::from(Tag::of(bytes).as_str())
-}
-
 /// A strong entity tag (RFC 9110 section 8.8.3) for a representation: a
 /// hash of its bytes, so it changes exactly when the bytes change (up to a
 /// 64-bit hash collision). Formatted on the stack:
@@ -263,32 +249,34 @@ impl Tag {
         hasher.write(bytes);
         // Written by hand: `format!` cost more than the hash on every item
         // read.
-        let mut tag = Tag {
-            text: [0; 40],
-            len: 0,
-        };
-        let mut push = |byte: u8| {
-            tag.text[tag.len] = byte;
-            tag.len += 1;
-        };
-        let hex = |n: u64, digits: usize, push: &mut dyn FnMut(u8)| {
-            for shift in (0..digits).rev() {
-                push(b"0123456789abcdef"[((n >> (shift * 4)) & 0xf) as usize]);
-            }
-        };
         let length = bytes.len() as u64;
         let length_digits = (((64 - length.leading_zeros()) as usize).div_ceil(4)).max(1);
-        push(b'"');
-        hex(length, length_digits, &mut push);
-        push(b'-');
-        hex(hasher.finish(), 16, &mut push);
-        push(b'"');
-        tag
+        let mut text = [0; 40];
+        text[0] = b'"';
+        hex(length, &mut text[1..=length_digits]);
+        text[length_digits + 1] = b'-';
+        hex(
+            hasher.finish(),
+            &mut text[length_digits + 2..length_digits + 18],
+        );
+        text[length_digits + 18] = b'"';
+        Tag {
+            text,
+            len: length_digits + 19,
+        }
     }
 
     pub fn as_str(&self) -> &str {
         // Only ASCII is ever written.
         std::str::from_utf8(&self.text[..self.len]).unwrap_or("")
+    }
+}
+
+/// Fills `digits` with the last `digits.len()` hex digits of `n`.
+fn hex(mut n: u64, digits: &mut [u8]) {
+    for digit in digits.iter_mut().rev() {
+        *digit = b"0123456789abcdef"[(n & 0xf) as usize];
+        n >>= 4;
     }
 }
 

@@ -27,12 +27,12 @@ use crate::error::ApiError;
 use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
 use crate::resource::{self, Resource};
-use crate::response::{JSON, Reply, shared_etag};
+use crate::response::{JSON, Reply, Tag};
 use crate::store::Store;
 use crate::todos::Todo;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 use crate::widgets::Widget;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
@@ -182,16 +182,16 @@ impl App {
     /// `/api/openapi.json`: the OpenAPI document, `src/openapi.json`,
     /// embedded at build time.
     fn openapi(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
-        static TAG: OnceLock<Arc<str>> = OnceLock::new();
+        static TAG: OnceLock<Tag> = OnceLock::new();
         prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head], Query::None)?;
         if req.method == Method::Options {
             return Ok(options(INDEX_ALLOW));
         }
-        let tag = TAG.get_or_init(|| shared_etag(OPENAPI));
+        let tag = TAG.get_or_init(|| Tag::of(OPENAPI));
         if let Some(unchanged) = resource::not_modified(req, tag) {
             return Ok(unchanged);
         }
-        Ok(Reply::bytes(200, JSON, OPENAPI.to_vec()).with_header("ETag", Arc::clone(tag)))
+        Ok(Reply::bytes(200, JSON, OPENAPI.to_vec()).with_header("ETag", tag.clone()))
     }
 
     /// `/api/widgets`, `/api/todos`.
