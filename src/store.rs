@@ -142,9 +142,10 @@ fn items_json<T: Queryable>(items: &[&T]) -> Result<Vec<u8>, ApiError> {
 
 /// One item as JSON: the bytes serde's derived `Serialize` makes (a test
 /// holds them equal), written field by field from the item's
-/// [`Queryable`] description instead. That is about half the work on every
-/// write: the field names are constants that need no escaping, and only
-/// text goes through serde_json.
+/// [`Queryable`] description instead, with less work on every write: the
+/// field names are constants that need no escaping, and only text goes
+/// through serde_json. (A PUT went from 36,100 to 33,900 instructions with
+/// this and the inline entity tags; see README, "Performance".)
 fn item_json<T: Queryable>(item: &T) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::with_capacity(128);
     write_item(&mut out, item)?;
