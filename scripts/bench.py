@@ -42,7 +42,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
-THREADS = 2  # workers, for both servers
+THREADS = 2  # workers, for every server
 STORED = 200  # todos in the store, as examples/baseline.rs answers
 
 CORES = len(os.sched_getaffinity(0))
@@ -60,7 +60,7 @@ PUT_BODY = json.dumps({"completed": True})
 JSON_HEADER = '{["Content-Type"] = "application/json"}'
 
 # name -> (method/path description, Lua script). Every script reaches items
-# 1..200, which both servers have.
+# 1..200, which every server has.
 SCENARIOS = {
     "GET one": f"""
 wrk.method = "GET"
