@@ -20,12 +20,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use widgets_todos::request::Method;
 use widgets_todos::response::Reply;
 use widgets_todos::server;
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{LIST_LEN, todo};
+use common::{Asked, LIST_LEN, todo};
 
 /// Connection threads tiny_http keeps ready. Its pool starts a thread for
 /// a new connection only when it counts no idle one, and the count lags in
@@ -60,16 +61,12 @@ impl Canned {
     }
 
     fn pick(&self, method: &tiny_http::Method, url: &str) -> &[u8] {
-        use tiny_http::Method::{Delete, Get, Patch, Post, Put};
-        let item = url
-            .strip_prefix("/api/todos/")
-            .is_some_and(|id| !id.is_empty());
-        match (method, url == "/api/todos", item) {
-            (Get, true, _) => &self.list,
-            (Post, true, _) => &self.created,
-            (Get | Put | Patch, _, true) => &self.one,
-            (Delete, _, true) => &self.deleted,
-            _ => &self.not_found,
+        match common::asked(Method::parse(method.as_str()), url) {
+            Asked::List => &self.list,
+            Asked::Create => &self.created,
+            Asked::One => &self.one,
+            Asked::Delete => &self.deleted,
+            Asked::Other => &self.not_found,
         }
     }
 }

@@ -23,13 +23,13 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use widgets_todos::request::{Method, Request};
+use widgets_todos::request::Request;
 use widgets_todos::response::{Reply, Tag};
 use widgets_todos::server::{self, Server};
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{LIST_LEN, todo};
+use common::{Asked, LIST_LEN, todo};
 
 /// A response body made once, with its entity tag.
 struct Made {
@@ -70,19 +70,15 @@ impl Fixed {
     }
 
     fn answer(&self, req: &Request<'_>) -> Reply {
-        let path = req.path();
-        let item = path
-            .strip_prefix("/api/todos/")
-            .is_some_and(|id| !id.is_empty());
-        match (req.method, path == "/api/todos", item) {
-            (Method::Get, true, _) => self.list.reply(200).with_header("X-Total-Count", "200"),
-            (Method::Post, true, _) => self
+        match common::asked(req.method, req.path()) {
+            Asked::List => self.list.reply(200).with_header("X-Total-Count", "200"),
+            Asked::Create => self
                 .created
                 .reply(201)
                 .with_header("Location", "/api/todos/201"),
-            (Method::Get | Method::Put | Method::Patch, _, true) => self.one.reply(200),
-            (Method::Delete, _, true) => Reply::empty(204),
-            _ => Reply::empty(404),
+            Asked::One => self.one.reply(200),
+            Asked::Delete => Reply::empty(204),
+            Asked::Other => Reply::empty(404),
         }
     }
 }

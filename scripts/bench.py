@@ -8,7 +8,7 @@ For every scenario and round it starts the baseline (examples/baseline.rs),
 our connection layer answering fixed replies (examples/layer.rs) and the
 real server, each fresh, the real one seeded with the same 200 todos the
 others answer with, and measures them with wrk in turns of one second
-(which goes first alternates), --duration turns each, so that drift on a
+(the order reversing every turn), --duration turns each, so that drift on a
 shared machine hits all alike. The servers are pinned to core 0 and wrk to
 core 1 when there are two or more cores. Prints a Markdown table of
 medians, min-max over the rounds, and the ratios to the baseline: the
@@ -43,7 +43,7 @@ SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
 THREADS = 2  # workers, for every server
-STORED = 200  # todos in the store, as examples/baseline.rs answers
+STORED = 200  # todos in the store, as the examples answer (LIST_LEN)
 
 CORES = len(os.sched_getaffinity(0))
 PIN_SERVER = ["taskset", "-c", "0"] if CORES >= 2 else []
@@ -204,7 +204,7 @@ def wrk(url, script_path, connections, duration):
 def interleaved(servers, script_path, connections, duration):
     """Mean requests per second of each of `servers` (name, Running), all
     running at once, measured in turns of one second, `duration` turns
-    each, which goes first alternating. Drift on a shared machine comes
+    each, the order reversing every turn. Drift on a shared machine comes
     and goes within seconds; taking turns second by second shares it out
     far more evenly than one run of `duration` seconds after another."""
     rates = {who: [] for who, _ in servers}

@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
 use crate::response::{JSON, Reply, Tag, decimal, match_hits, none_match_hits};
-use crate::store::{Store, Stored};
+use crate::store::{Store, Stored, item_tag};
 use crate::validate::MAX_SAFE_INTEGER;
 
 /// A kind of item the API serves.
@@ -189,8 +189,7 @@ fn precondition<T: Resource>(if_match: Option<&str>, id: u64, item: &T) -> Resul
     let Some(header) = if_match else {
         return Ok(());
     };
-    let tag = serde_json::to_vec(item).map(|bytes| Tag::of(&bytes));
-    if tag.is_ok_and(|tag| match_hits(header, tag.as_str())) {
+    if item_tag(item).is_ok_and(|tag| match_hits(header, tag.as_str())) {
         return Ok(());
     }
     Err(ApiError::PreconditionFailed {

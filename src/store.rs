@@ -152,6 +152,12 @@ fn item_json<T: Queryable>(item: &T) -> Result<Vec<u8>, ApiError> {
     Ok(out)
 }
 
+/// An item's current entity tag: the tag of the bytes [`item_json`]
+/// writes, which are what its GET sends. (`If-Match` compares with it.)
+pub(crate) fn item_tag<T: Queryable>(item: &T) -> Result<Tag, ApiError> {
+    item_json(item).map(|body| Tag::of(&body))
+}
+
 fn write_item<T: Queryable>(out: &mut Vec<u8>, item: &T) -> Result<(), ApiError> {
     out.push(b'{');
     for (index, (name, _)) in T::FIELDS.iter().enumerate() {

@@ -5,6 +5,7 @@
 use std::process::ExitCode;
 
 use widgets_todos::config::{self, Command, Config};
+use widgets_todos::request::Method;
 use widgets_todos::todos::Todo;
 
 /// How many todos the list response holds, as the benchmark stores.
@@ -17,6 +18,34 @@ pub fn todo(id: u64) -> Todo {
         user_id: id % 10 + 1,
         title: format!("benchmark todo number {id}").into(),
         completed: id % 2 == 0,
+    }
+}
+
+/// Which of the benchmark's requests a request is, by a glance at its
+/// method and path.
+pub enum Asked {
+    /// `GET /api/todos`
+    List,
+    /// `POST /api/todos`
+    Create,
+    /// `GET`, `PUT` or `PATCH /api/todos/{id}`
+    One,
+    /// `DELETE /api/todos/{id}`
+    Delete,
+    /// Anything else: 404.
+    Other,
+}
+
+pub fn asked(method: Method, path: &str) -> Asked {
+    let item = path
+        .strip_prefix("/api/todos/")
+        .is_some_and(|id| !id.is_empty());
+    match (method, path == "/api/todos", item) {
+        (Method::Get, true, _) => Asked::List,
+        (Method::Post, true, _) => Asked::Create,
+        (Method::Get | Method::Put | Method::Patch, _, true) => Asked::One,
+        (Method::Delete, _, true) => Asked::Delete,
+        _ => Asked::Other,
     }
 }
 
