@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: widgets-todos against the bare HTTP library, in one run.
 
-    python3 scripts/bench.py [--quick] [--rounds N] [--duration SECONDS]
+    python3 scripts/bench.py [--quick] [--rounds N] [--duration SECONDS] [--peer]
 
 Called by scripts/bench.sh, which builds the binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs),
@@ -19,6 +19,11 @@ start-up figures, GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. Only ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
 doing.
+
+--peer adds json-server 0.17.4 (Node), the tool this server stands in
+for, to the four scenarios of issue [3]'s reference table and to the
+memory and start-up figures, measured in the same turns. It must be
+installed under target/peer (scripts/bench.sh --peer does that with npm).
 
 --quick runs every scenario once, briefly: CI uses it to prove that the
 script still runs, not to judge the figures. A scenario whose responses are
@@ -42,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
+PEER = os.path.join(ROOT, "target", "peer", "node_modules", "json-server", "lib", "cli", "bin.js")
 THREADS = 2  # workers, for every server
 STORED = 200  # todos in the store, as the examples answer (LIST_LEN)
 
@@ -113,6 +119,10 @@ function request()
 end
 """,
 }
+# The runs json-server takes part in with --peer: the columns of the
+# reference table in issue [3].
+PEER_RUNS = (("GET one", 64), (f"GET list of {STORED}", 16), ("POST", 16),
+             ("80% GET / 20% PUT", 16))
 CLOSE_SCENARIO = ("GET one, Connection: close", """
 wrk.method = "GET"
 wrk.path = "/api/todos/7"
@@ -166,6 +176,10 @@ class Running:
                 fail(f"seeding: not every POST answered 201: {wire[:200]!r}")
         sock.close()
 
+    def script(self, path):
+        """The wrk script to load this server with, for the scenario `path`."""
+        return path
+
     def status(self, field):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -180,6 +194,70 @@ class Running:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peer_command(workdir, port):
+    """json-server on `port`, over a fresh copy of a store of the same 200
+    todos. It serves them at /todos, not /api/todos (see `Peer.script`)."""
+    db = os.path.join(workdir, "peer-db.json")
+    with open(db, "w") as f:
+        json.dump({"todos": [{"id": n, **todo_body(n)} for n in range(1, STORED + 1)]}, f)
+    return [*PIN_SERVER, "node", PEER, "--host", "127.0.0.1", "--port", str(port), "--quiet", db]
+
+
+def peer_script(path):
+    """The wrk script `path` as json-server takes it: its own paths (its
+    --routes rewriting of /api/... cost it about a sixth of its GETs)."""
+    return path[:-len(".lua")] + ".peer.lua"
+
+
+class Peer(Running):
+    """json-server 0.17.4 on 127.0.0.1, pinned to core 0, holding the same
+    200 todos as the seeded server. It prints no address, so it is ready
+    when it first answers."""
+
+    def __init__(self, workdir, warm_up=None):
+        port = free_port()
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(peer_command(workdir, port),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addr = ("127.0.0.1", port)
+        self.url = f"http://127.0.0.1:{port}"
+        if first_answer(port, self.proc, started, path="/todos") is None:
+            self.stop()
+            fail("json-server did not answer within 30 s of starting")
+        if warm_up:
+            # Node compiles its hot paths as they run: unwarmed, its first
+            # second served a third fewer GETs than its third.
+            wrk(self.url, peer_script(warm_up), 16, 2)
+
+    def script(self, path):
+        return peer_script(path)
+
+    def seed(self, count=STORED):
+        if count != STORED:
+            fail("json-server is only measured with the 200 todos it starts with")
+
+
+def first_answer(port, proc, started, limit=30, path="/api/todos"):
+    """Seconds from `started` (a `time.perf_counter()`) until GET `path` on
+    `port` first answers 200, or None if `proc` exits or `limit` seconds
+    pass first."""
+    while time.perf_counter() - started < limit and proc.poll() is None:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return time.perf_counter() - started
+        except OSError:
+            time.sleep(0.0005)
+    return None
 
 
 def wrk(url, script_path, connections, duration):
@@ -210,7 +288,7 @@ def interleaved(servers, script_path, connections, duration):
     rates = {who: [] for who, _ in servers}
     for turn in range(duration):
         for who, server in (servers if turn % 2 == 0 else servers[::-1]):
-            rates[who].append(wrk(server.url, script_path, connections, 1))
+            rates[who].append(wrk(server.url, server.script(script_path), connections, 1))
     return {who: statistics.fmean(values) for who, values in rates.items()}
 
 
@@ -235,23 +313,20 @@ def fresh_data(workdir, source):
 
 def startup_time(binary, extra=()):
     """Seconds from exec to the first 200 on GET /api/todos."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    return startup(lambda port: [*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", str(port),
+                                 "--threads", str(THREADS), "--log-level", "warn", *extra])
+
+
+def startup(command, path="/api/todos"):
+    """Seconds from exec of `command(port)` to its first 200 on GET `path`."""
+    port = free_port()
     started = time.perf_counter()
-    proc = subprocess.Popen([*PIN_SERVER, binary, "--host", "127.0.0.1", "--port", str(port),
-                             "--threads", str(THREADS), "--log-level", "warn", *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        while time.perf_counter() - started < 10:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-                conn.request("GET", "/api/todos")
-                if conn.getresponse().status == 200:
-                    return time.perf_counter() - started
-            except OSError:
-                time.sleep(0.0005)
-        fail(f"{binary} did not answer within 10 s of starting")
+        took = first_answer(port, proc, started, limit=10, path=path)
+        if took is None:
+            fail(f"{command(port)[len(PIN_SERVER)]} did not answer within 10 s of starting")
+        return took
     finally:
         proc.terminate()
         proc.wait()
@@ -315,11 +390,15 @@ def main():
     parser.add_argument("--quick", action="store_true", help="every scenario once, briefly")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
+    parser.add_argument("--peer", action="store_true",
+                        help="also measure json-server 0.17.4 (installed by bench.sh --peer)")
     args = parser.parse_args()
     rounds, duration, startups = (1, 1, 3) if args.quick else (args.rounds, args.duration, 10)
     for binary in (SERVER, BASELINE, LAYER):
         if not os.access(binary, os.X_OK):
             fail(f"{binary} is missing: run scripts/bench.sh, which builds it")
+    if args.peer and not os.path.exists(PEER):
+        fail(f"{PEER} is missing: run scripts/bench.sh --peer, which installs it")
 
     workdir = tempfile.mkdtemp(prefix="bench-")
     scripts = {}
@@ -327,11 +406,13 @@ def main():
         path = os.path.join(workdir, re.sub(r"\W+", "_", name) + ".lua")
         with open(path, "w") as f:
             f.write(body)
+        with open(peer_script(path), "w") as f:
+            f.write(body.replace('"/api/todos', '"/todos'))
         scripts[name] = path
 
     runs = [(name, conns) for name in SCENARIOS for conns in (16, 64)]
     runs.append((CLOSE_SCENARIO[0], 16))
-    rates = {(run, who): [] for run in runs for who in ("baseline", "layer", "server")}
+    rates = {(run, who): [] for run in runs for who in ("baseline", "layer", "server", "peer")}
     log_rates = {"info": [], "warn": []}
     log_path = os.path.join(workdir, "access.log")
 
@@ -353,12 +434,14 @@ def main():
                 if who == "server":
                     server.seed()
                 servers.append((who, server))
+            if args.peer and run in PEER_RUNS:
+                servers.append(("peer", Peer(workdir, warm_up=scripts["GET one"])))
             for who, rate in interleaved(servers, scripts[name], conns, duration).items():
                 rates[(run, who)].append(rate)
             for _, server in servers:
                 server.stop()
             print(f"  round {round_no}: {name} at {conns}: "
-                  + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who, _ in order),
+                  + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who, _ in servers),
                   flush=True)
         # The access log's cost: the same server at info (a line per
         # request, written to a file) and at warn.
@@ -441,29 +524,48 @@ def main():
         server.stop()
         starts = [startup_time(binary) for _ in range(startups)]
         memory[who] = (idle, peak, os.path.getsize(binary), statistics.median(starts))
+    if args.peer:
+        peer = Peer(workdir)
+        time.sleep(0.5)
+        idle = peer.status("VmRSS")
+        peer.stop()
+        starts = [startup(lambda port: peer_command(workdir, port), path="/todos")
+                  for _ in range(startups)]
+        memory["peer"] = (idle, statistics.median(starts))
 
     print()
+    peer_head = " | json-server req/s | widgets-todos / json-server |" if args.peer else " |"
     print("| scenario | conns | baseline req/s, median (min-max) "
           "| widgets-todos req/s, median (min-max) | ratio, median of rounds (min-max) "
-          "| layer alone: ratio |")
-    print("|---|---|---|---|---|---|")
+          "| layer alone: ratio" + peer_head)
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.peer else ""))
     for run in runs:
         name, conns = run
-        base, layer, real = (rates[(run, who)] for who in ("baseline", "layer", "server"))
+        base, layer, real, peer = (rates[(run, who)]
+                                   for who in ("baseline", "layer", "server", "peer"))
+        peer_cells = ""
+        if args.peer:
+            peer_cells = (f" {fmt_rate(peer)} | {paired_ratio(real, peer)} |" if peer
+                          else " | |")
         print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} "
-              f"| {paired_ratio(real, base)} | {paired_ratio(layer, base)} |")
+              f"| {paired_ratio(real, base)} | {paired_ratio(layer, base)} |" + peer_cells)
     info, warn = log_rates["info"], log_rates["warn"]
     print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
-          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | |")
+          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | |"
+          + (" | |" if args.peer else ""))
     print()
-    print("| | baseline | widgets-todos |")
-    print("|---|---|---|")
+    p = memory.get("peer")
+    print("| | baseline | widgets-todos |" + (" json-server |" if p else ""))
+    print("|---|---|---|" + ("---|" if p else ""))
     b, s = memory["baseline"], memory["server"]
-    print(f"| idle RSS | {b[0] / 1024:.1f} MB | {s[0] / 1024:.1f} MB (200 todos) |")
-    print(f"| peak RSS, 256 connections | {b[1] / 1024:.1f} MB | {s[1] / 1024:.1f} MB |")
-    print(f"| binary size (stripped) | {b[2]:,} B | {s[2]:,} B |")
+    print(f"| idle RSS | {b[0] / 1024:.1f} MB | {s[0] / 1024:.1f} MB (200 todos) |"
+          + (f" {p[0] / 1024:.1f} MB (200 todos) |" if p else ""))
+    print(f"| peak RSS, 256 connections | {b[1] / 1024:.1f} MB | {s[1] / 1024:.1f} MB |"
+          + (" |" if p else ""))
+    print(f"| binary size (stripped) | {b[2]:,} B | {s[2]:,} B |" + (" |" if p else ""))
     print(f"| start-up, exec to first 200 (median of {startups}) "
-          f"| {b[3] * 1000:.1f} ms | {s[3] * 1000:.1f} ms |")
+          f"| {b[3] * 1000:.1f} ms | {s[3] * 1000:.1f} ms |"
+          + (f" {p[1] * 1000:.0f} ms |" if p else ""))
     small_rss, big_rss = (statistics.median(stored_rss[count]) for count in sizes)
     per_todo = (big_rss - small_rss) * 1024 / (sizes[1] - sizes[0])
     print(f"| RSS with {sizes[1]:,} todos stored (in memory) | | {big_rss / 1024:.1f} MB "

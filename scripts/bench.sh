@@ -4,10 +4,12 @@
 #
 #     scripts/bench.sh            # full run: 5 interleaved rounds, ~25 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
+#     scripts/bench.sh --peer     # json-server 0.17.4 beside them (needs npm)
 #
-# Builds the release binaries, installs Debian's wrk if it is missing, then
+# Builds the release binaries, installs Debian's wrk if it is missing (and
+# with --peer json-server, from the npm registry, under target/peer), then
 # runs scripts/bench.py, which prints the Markdown table the README quotes.
-# Extra arguments go to bench.py (--rounds N, --duration SECONDS).
+# Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,4 +17,12 @@ cd "$(dirname "$0")/.."
 need wrk wrk
 
 cargo build --release --quiet --bin widgets-todos --example baseline --example layer
+for arg in "$@"; do
+    if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/package.json ]; then
+        command -v npm >/dev/null || { echo "bench: --peer needs Node.js and npm" >&2; exit 1; }
+        echo "installing: json-server 0.17.4 under target/peer"
+        mkdir -p target/peer
+        npm install --prefix target/peer --no-audit --no-fund --silent json-server@0.17.4
+    fi
+done
 exec python3 scripts/bench.py "$@"
