@@ -22,7 +22,8 @@ doing.
 
 --peer adds json-server 0.17.4 (Node), the tool this server stands in
 for, to the four scenarios of issue [3]'s reference table and to the
-memory and start-up figures, measured in the same turns. It must be
+memory and start-up figures: in each round, right after the others'
+turns, alone on the core. It must be
 installed under target/peer (scripts/bench.sh --peer does that with npm).
 
 --quick runs every scenario once, briefly: CI uses it to prove that the
@@ -434,14 +435,22 @@ def main():
                 if who == "server":
                     server.seed()
                 servers.append((who, server))
-            if args.peer and run in PEER_RUNS:
-                servers.append(("peer", Peer(workdir, warm_up=scripts["GET one"])))
             for who, rate in interleaved(servers, scripts[name], conns, duration).items():
                 rates[(run, who)].append(rate)
             for _, server in servers:
                 server.stop()
+            if args.peer and run in PEER_RUNS:
+                # Alone on the core: Node keeps working (collecting garbage,
+                # compiling) after a turn ends, which would slow whoever
+                # came next.
+                peer = Peer(workdir, warm_up=scripts["GET one"])
+                rates[(run, "peer")].append(
+                    interleaved([("peer", peer)], scripts[name], conns, duration)["peer"])
+                peer.stop()
+            measured = [who for who in ("baseline", "layer", "server", "peer")
+                        if len(rates[(run, who)]) == round_no]
             print(f"  round {round_no}: {name} at {conns}: "
-                  + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who, _ in servers),
+                  + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who in measured),
                   flush=True)
         # The access log's cost: the same server at info (a line per
         # request, written to a file) and at warn.
