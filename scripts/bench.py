@@ -207,8 +207,7 @@ def peer_command(workdir, port):
     """json-server on `port`, over a fresh copy of a store of the same 200
     todos. It serves them at /todos, not /api/todos (see `Peer.script`)."""
     db = os.path.join(workdir, "peer-db.json")
-    with open(db, "w") as f:
-        json.dump({"todos": [{"id": n, **todo_body(n)} for n in range(1, STORED + 1)]}, f)
+    fixture(db, STORED)
     return [*PIN_SERVER, "node", PEER, "--host", "127.0.0.1", "--port", str(port), "--quiet", db]
 
 
@@ -240,10 +239,6 @@ class Peer(Running):
 
     def script(self, path):
         return peer_script(path)
-
-    def seed(self, count=STORED):
-        if count != STORED:
-            fail("json-server is only measured with the 200 todos it starts with")
 
 
 def first_answer(port, proc, started, limit=30, path="/api/todos"):
@@ -321,12 +316,13 @@ def startup_time(binary, extra=()):
 def startup(command, path="/api/todos"):
     """Seconds from exec of `command(port)` to its first 200 on GET `path`."""
     port = free_port()
+    argv = command(port)
     started = time.perf_counter()
-    proc = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         took = first_answer(port, proc, started, limit=10, path=path)
         if took is None:
-            fail(f"{command(port)[len(PIN_SERVER)]} did not answer within 10 s of starting")
+            fail(f"{argv[len(PIN_SERVER)]} did not answer within 10 s of starting")
         return took
     finally:
         proc.terminate()

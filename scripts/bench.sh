@@ -18,7 +18,7 @@ need wrk wrk
 
 cargo build --release --quiet --bin widgets-todos --example baseline --example layer
 for arg in "$@"; do
-    if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/package.json ]; then
+    if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/lib/cli/bin.js ]; then
         command -v npm >/dev/null || { echo "bench: --peer needs Node.js and npm" >&2; exit 1; }
         echo "installing: json-server 0.17.4 under target/peer"
         mkdir -p target/peer
