@@ -5,16 +5,18 @@
 
 Called by scripts/bench.sh, which builds the binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs),
-our connection layer answering fixed replies (examples/layer.rs) and the
-real server, each fresh, the real one seeded with the same 200 todos the
-others answer with, and measures them with wrk in turns of one second
+our connection layer answering fixed replies (examples/layer.rs), a
+minimal server that stores (examples/minimal.rs) and the real server, each
+fresh, the two that store seeded with the same 200 todos the others answer
+with, and measures them with wrk in turns of one second
 (the order reversing every turn), --duration turns each, so that drift on a
 shared machine hits all alike. The servers are pinned to core 0 and wrk to
 core 1 when there are two or more cores. Prints a Markdown table of
 medians, min-max over the rounds, and the ratios to the baseline: the
 median of the rounds' ratios, each taken within one round, with their
 range. The layer's ratio is what the real server could reach with an
-application that cost nothing. Then the memory, size and
+application that cost nothing; the minimal server's, about what any server
+reaches that reads, parses and keeps what it is sent. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. Only ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
@@ -48,6 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
+MINIMAL = os.path.join(ROOT, "target", "release", "examples", "minimal")
 PEER = os.path.join(ROOT, "target", "peer", "node_modules", "json-server", "lib", "cli", "bin.js")
 THREADS = 2  # workers, for every server
 STORED = 200  # todos in the store, as the examples answer (LIST_LEN)
@@ -391,7 +394,7 @@ def main():
                         help="also measure json-server 0.17.4 (installed by bench.sh --peer)")
     args = parser.parse_args()
     rounds, duration, startups = (1, 1, 3) if args.quick else (args.rounds, args.duration, 10)
-    for binary in (SERVER, BASELINE, LAYER):
+    for binary in (SERVER, BASELINE, LAYER, MINIMAL):
         if not os.access(binary, os.X_OK):
             fail(f"{binary} is missing: run scripts/bench.sh, which builds it")
     if args.peer and not os.path.exists(PEER):
@@ -409,7 +412,8 @@ def main():
 
     runs = [(name, conns) for name in SCENARIOS for conns in (16, 64)]
     runs.append((CLOSE_SCENARIO[0], 16))
-    rates = {(run, who): [] for run in runs for who in ("baseline", "layer", "server", "peer")}
+    measures = ("baseline", "layer", "minimal", "server", "peer")
+    rates = {(run, who): [] for run in runs for who in measures}
     log_rates = {"info": [], "warn": []}
     log_path = os.path.join(workdir, "access.log")
 
@@ -420,7 +424,8 @@ def main():
         # The order in which they start, and take their turns, reverses
         # every round, so that whatever one leaves behind for the next
         # (sockets in TIME_WAIT, a warm cache) favours none.
-        order = (("baseline", BASELINE), ("layer", LAYER), ("server", SERVER))
+        order = (("baseline", BASELINE), ("layer", LAYER), ("minimal", MINIMAL),
+                 ("server", SERVER))
         if round_no % 2 == 0:
             order = order[::-1]
         for run in runs:
@@ -428,7 +433,7 @@ def main():
             servers = []
             for who, binary in order:
                 server = Running(binary, ["--log-level", "warn"])
-                if who == "server":
+                if who in ("minimal", "server"):
                     server.seed()
                 servers.append((who, server))
             for who, rate in interleaved(servers, scripts[name], conns, duration).items():
@@ -443,8 +448,7 @@ def main():
                 rates[(run, "peer")].append(
                     interleaved([("peer", peer)], scripts[name], conns, duration)["peer"])
                 peer.stop()
-            measured = [who for who in ("baseline", "layer", "server", "peer")
-                        if len(rates[(run, who)]) == round_no]
+            measured = [who for who in measures if len(rates[(run, who)]) == round_no]
             print(f"  round {round_no}: {name} at {conns}: "
                   + ", ".join(f"{who} {rates[(run, who)][-1]:,.0f}" for who in measured),
                   flush=True)
@@ -542,21 +546,21 @@ def main():
     peer_head = " | json-server req/s | widgets-todos / json-server |" if args.peer else " |"
     print("| scenario | conns | baseline req/s, median (min-max) "
           "| widgets-todos req/s, median (min-max) | ratio, median of rounds (min-max) "
-          "| layer alone: ratio" + peer_head)
-    print("|---|---|---|---|---|---|" + ("---|---|" if args.peer else ""))
+          "| layer alone: ratio | minimal store: ratio" + peer_head)
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if args.peer else ""))
     for run in runs:
         name, conns = run
-        base, layer, real, peer = (rates[(run, who)]
-                                   for who in ("baseline", "layer", "server", "peer"))
+        base, layer, minimal, real, peer = (rates[(run, who)] for who in measures)
         peer_cells = ""
         if args.peer:
             peer_cells = (f" {fmt_rate(peer)} | {paired_ratio(real, peer)} |" if peer
                           else " | |")
         print(f"| {name} | {conns} | {fmt_rate(base)} | {fmt_rate(real)} "
-              f"| {paired_ratio(real, base)} | {paired_ratio(layer, base)} |" + peer_cells)
+              f"| {paired_ratio(real, base)} | {paired_ratio(layer, base)} "
+              f"| {paired_ratio(minimal, base)} |" + peer_cells)
     info, warn = log_rates["info"], log_rates["warn"]
     print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
-          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | |"
+          f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | | |"
           + (" | |" if args.peer else ""))
     print()
     p = memory.get("peer")

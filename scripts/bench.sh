@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark widgets-todos against the bare HTTP library (examples/baseline.rs),
-# with our connection layer alone beside them (examples/layer.rs).
+# with our connection layer alone (examples/layer.rs) and a minimal server
+# that stores (examples/minimal.rs) beside them.
 #
 #     scripts/bench.sh            # full run: 5 interleaved rounds, ~25 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need wrk wrk
 
-cargo build --release --quiet --bin widgets-todos --example baseline --example layer
+cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example minimal
 for arg in "$@"; do
     if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/lib/cli/bin.js ]; then
         command -v npm >/dev/null || { echo "bench: --peer needs Node.js and npm" >&2; exit 1; }
