@@ -3,7 +3,7 @@
 # with our connection layer alone (examples/layer.rs) and a minimal server
 # that stores (examples/minimal.rs) beside them.
 #
-#     scripts/bench.sh            # full run: 5 interleaved rounds, ~25 minutes
+#     scripts/bench.sh            # full run: 5 interleaved rounds, ~30 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
 #     scripts/bench.sh --peer     # json-server 0.17.4 beside them (needs npm)
 #
