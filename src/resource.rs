@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::query::{ListQuery, Queryable};
 use crate::request::{Fields, Input, Request};
 use crate::response::{JSON, Reply, Tag, decimal, match_hits, none_match_hits};
-use crate::store::{Store, Stored, item_tag};
+use crate::store::{Current, Store, Stored};
 use crate::validate::MAX_SAFE_INTEGER;
 
 /// A kind of item the API serves.
@@ -145,7 +145,7 @@ pub fn update<T: Resource>(
         return Err(missing::<T>(id));
     }
     let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
-    let check = |item: &T| precondition::<T>(req.if_match, id, item);
+    let check = |current: Current<'_, T>| precondition(req.if_match, id, current);
     match store.update::<T>(id, check, |item| item.apply(patch))? {
         Some(rendered) => Ok(shared(rendered.body, &rendered.etag)),
         // Deleted since the check above.
@@ -156,7 +156,7 @@ pub fn update<T: Resource>(
 /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
 /// `If-Match`, only while the item is still the version named.
 pub fn delete<T: Resource>(store: &Store, req: &Request<'_>, id: u64) -> Result<Reply, ApiError> {
-    let check = |item: &T| precondition::<T>(req.if_match, id, item);
+    let check = |current: Current<'_, T>| precondition(req.if_match, id, current);
     if store.delete::<T>(id, check)? {
         Ok(Reply::empty(204))
     } else {
@@ -185,11 +185,18 @@ pub(crate) fn not_modified(req: &Request<'_>, tag: &Tag) -> Option<Reply> {
 
 /// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,
 /// anything goes; with it, `*` or exactly the item's current tag.
-fn precondition<T: Resource>(if_match: Option<&str>, id: u64, item: &T) -> Result<(), ApiError> {
+fn precondition<T: Resource>(
+    if_match: Option<&str>,
+    id: u64,
+    current: Current<'_, T>,
+) -> Result<(), ApiError> {
     let Some(header) = if_match else {
         return Ok(());
     };
-    if item_tag(item).is_ok_and(|tag| match_hits(header, tag.as_str())) {
+    if current
+        .tag()
+        .is_ok_and(|tag| match_hits(header, tag.as_str()))
+    {
         return Ok(());
     }
     Err(ApiError::PreconditionFailed {

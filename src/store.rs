@@ -152,10 +152,23 @@ fn item_json<T: Queryable>(item: &T) -> Result<Vec<u8>, ApiError> {
     Ok(out)
 }
 
-/// An item's current entity tag: the tag of the bytes [`item_json`]
-/// writes, which are what its GET sends. (`If-Match` compares with it.)
-pub(crate) fn item_tag<T: Queryable>(item: &T) -> Result<Tag, ApiError> {
-    item_json(item).map(|body| Tag::of(&body))
+/// An item as it stands under the store's lock, for a check before a
+/// change (`If-Match`).
+pub struct Current<'a, T> {
+    item: &'a T,
+    /// Its JSON, when the store keeps it for reads.
+    kept: Option<&'a Rendered>,
+}
+
+impl<T: Queryable> Current<'_, T> {
+    /// The item's entity tag: the one its GET sends. Serialized only when
+    /// the store keeps no JSON for it.
+    pub fn tag(&self) -> Result<Tag, ApiError> {
+        match self.kept {
+            Some(rendered) => Ok(rendered.etag.clone()),
+            None => item_json(self.item).map(|body| Tag::of(&body)),
+        }
+    }
 }
 
 fn write_item<T: Queryable>(out: &mut Vec<u8>, item: &T) -> Result<(), ApiError> {
@@ -364,22 +377,26 @@ impl Store {
     /// Runs `check` and then `change` on the item under the lock and
     /// returns the result as JSON, or `None` when there is no such item. An
     /// error from `check` (an `If-Match` that no longer matches) changes
-    /// nothing. The JSON is made under the lock and kept for the reads that
+    /// nothing. `check` gets the item's [`Current`] version. The JSON is made under the lock and kept for the reads that
     /// follow, as [`Store::get_json`] does. Returns once the change is
     /// durable (with `--data`).
     pub fn update<T: Resource>(
         &self,
         id: u64,
-        check: impl FnOnce(&T) -> Result<(), ApiError>,
+        check: impl FnOnce(Current<'_, T>) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<Rendered>, ApiError> {
         let (rendered, seq) = {
-            let mut collection = lock(T::slot(self));
+            let mut guard = lock(T::slot(self));
             self.writable()?;
+            let collection = &mut *guard;
             let Some(item) = collection.items.get_mut(id) else {
                 return Ok(None);
             };
-            check(item)?;
+            check(Current {
+                item,
+                kept: collection.rendered.get(&id),
+            })?;
             change(item);
             let seq = self.shared.storage.as_ref().map(|s| s.put(&*item));
             let rendered = item_json(&*item).map(Rendered::new);
@@ -410,12 +427,13 @@ impl Store {
         self.commit(seq)
     }
 
-    /// Removes the item if `check` allows; `false` when there was none.
-    /// Returns once the delete is durable (with `--data`).
+    /// Removes the item if `check` allows (given its [`Current`] version);
+    /// `false` when there was none. Returns once the delete is durable (with
+    /// `--data`).
     pub fn delete<T: Resource>(
         &self,
         id: u64,
-        check: impl FnOnce(&T) -> Result<(), ApiError>,
+        check: impl FnOnce(Current<'_, T>) -> Result<(), ApiError>,
     ) -> Result<bool, ApiError> {
         let seq = {
             let mut collection = lock(T::slot(self));
@@ -423,7 +441,10 @@ impl Store {
             let Some(item) = collection.items.get(id) else {
                 return Ok(false);
             };
-            check(item)?;
+            check(Current {
+                item,
+                kept: collection.rendered.get(&id),
+            })?;
             collection.items.remove(id);
             collection.listed = None;
             collection.rendered.remove(&id);

@@ -378,6 +378,35 @@ fn if_match_guards_updates_and_deletes() {
     assert_eq!(server.get("/api/todos/3").status, 404);
 }
 
+/// `If-Match` with the tag a POST answered with, before any GET: the
+/// server holds no JSON for the item yet and works the tag out afresh; it
+/// must be the same tag.
+#[test]
+fn if_match_takes_the_tag_a_post_answered_with() {
+    let server = todos();
+    let json = "Content-Type: application/json";
+    let created = server.send(
+        "POST",
+        "/api/todos",
+        &[json],
+        br#"{"userId": 1, "title": "fresh"}"#,
+    );
+    assert_eq!(created.status, 201);
+    let tag = created.header("ETag").expect("an ETag").to_string();
+    let location = created.header("Location").expect("a Location").to_string();
+    let if_match = format!("If-Match: {tag}");
+
+    let updated = server.send("PATCH", &location, &[&if_match, json], br#"{"title": "x"}"#);
+    assert_eq!(updated.status, 200);
+    // Now stale, whether the server keeps the new version's JSON or not.
+    problem(&server.send("DELETE", &location, &[&if_match], b""), 412);
+    let current = format!("If-Match: {}", updated.header("ETag").expect("an ETag"));
+    assert_eq!(
+        server.send("DELETE", &location, &[&current], b"").status,
+        204
+    );
+}
+
 /// Two clients read the same version and both try to overwrite it: exactly
 /// one may win, however the requests interleave.
 #[test]
