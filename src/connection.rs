@@ -386,13 +386,20 @@ impl Framing {
     fn of(request: &tiny_http::Request) -> Framing {
         let headers = request.headers();
         let asked = headers.get("Connection").map(|v| v.as_str());
+        let upgrade = asked.is_some_and(|v| has_token(v, "upgrade"));
         Framing {
             length_header: headers.contains("Content-Length"),
             chunked: headers.contains("Transfer-Encoding"),
             expect: headers.contains("Expect"),
-            upgrade: asked.is_some_and(|v| has_token(v, "upgrade")),
+            upgrade,
             length: request.body_length().map(|n| n as u64),
-            connection: connection_header(asked, request.http_version()),
+            // tiny_http reads nothing after a request that offers an
+            // upgrade: the connection closes after this response.
+            connection: if upgrade {
+                Some("close")
+            } else {
+                connection_header(asked, request.http_version())
+            },
         }
     }
 
@@ -441,6 +448,11 @@ struct LazyBody<'a> {
     deadline: Instant,
     /// Whether a read has reached the end of the body.
     finished: bool,
+    /// The bytes of the body still to come, when tiny_http's reader does
+    /// not stop at the body's end by itself: for a request that offers an
+    /// upgrade it is the raw connection (RFC 9112 section 6.3 still frames
+    /// the body by its `Content-Length`, or none at all).
+    left: Option<u64>,
 }
 
 impl Read for LazyBody<'_> {
@@ -451,7 +463,16 @@ impl Read for LazyBody<'_> {
                 "the body took longer than the read timeout",
             ));
         }
-        let n = self.request.as_reader().read(buf)?;
+        let n = match self.left {
+            Some(0) => 0,
+            Some(left) => {
+                let room = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                let n = self.request.as_reader().read(&mut buf[..room])?;
+                self.left = Some(left - n as u64);
+                n
+            }
+            None => self.request.as_reader().read(buf)?,
+        };
         if n == 0 && !buf.is_empty() {
             self.finished = true;
         }
@@ -626,6 +647,7 @@ fn serve(
                 request: &mut request,
                 deadline: Instant::now() + read_timeout,
                 finished: body_finished,
+                left: framing.upgrade.then_some(content_length.unwrap_or(0)),
             };
             let reply = exchange(&mut heads.request(Body::Reader(&mut body), max_body_bytes));
             body_finished = body.finished;
@@ -869,12 +891,26 @@ fn framing_error(request: &tiny_http::Request, framing: Framing) -> Option<ApiEr
             return ambiguous(format!("more than one {name} header"));
         }
     }
+    if framing.upgrade && framing.chunked {
+        // tiny_http hands over the raw connection as the body of a request
+        // that offers an upgrade, chunk sizes and all: we could not tell
+        // where the body ends.
+        return Some(ApiError::BadRequest {
+            detail: "a chunked body with Connection: upgrade is not supported".into(),
+            hint: Some("send the body with a Content-Length, or without the upgrade offer"),
+        });
+    }
     if !framing.length_header {
         return None;
     }
     match request.headers().get("Content-Length").map(|v| v.as_str()) {
         Some(value) if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) => {
             ambiguous(format!("Content-Length '{value}' is not a number"))
+        }
+        // Digits that tiny_http could not parse: more than 64 bits. It then
+        // reads no body at all, and would take the body for the next request.
+        Some(value) if framing.length.is_none() => {
+            ambiguous(format!("Content-Length '{value}' is too large"))
         }
         _ => None,
     }

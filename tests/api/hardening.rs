@@ -251,3 +251,61 @@ fn a_large_body_refused_unread_closes_the_connection() {
     let statuses: Vec<u16> = responses.iter().map(|r| r.status).collect();
     assert_eq!(statuses, [415]);
 }
+
+#[test]
+fn a_content_length_beyond_64_bits_is_ambiguous_framing() {
+    // Finding 1 of round 2: tiny_http cannot parse a length this long and
+    // treats the request as bodiless, so the body, here a whole DELETE,
+    // would be read as the next request on the connection.
+    let server = TestServer::start();
+    let id = server.create("/api/todos", r#"{"userId": 1, "title": "keep me"}"#)["id"].clone();
+    let hidden = format!("DELETE /api/todos/{id} HTTP/1.1\r\nHost: t\r\n\r\n");
+    let raw = format!(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 99999999999999999999999\r\n\r\n{hidden}GET /api/todos/{id} HTTP/1.1\r\nHost: t\r\n\r\n"
+    );
+    let wire = server.raw(raw.as_bytes());
+    let responses = parse_responses(&wire, false);
+    assert_eq!(responses.len(), 1, "{}", String::from_utf8_lossy(&wire));
+    let body = problem(&responses[0], 400);
+    assert!(
+        body["detail"].as_str().unwrap().contains("framing"),
+        "{body}"
+    );
+    assert_eq!(responses[0].header("Connection"), Some("close"));
+    assert_eq!(server.get(&format!("/api/todos/{id}")).status, 200);
+}
+
+#[test]
+fn an_upgrade_offer_with_a_body_is_ignored_and_the_request_served() {
+    // Finding 7 of round 2: `curl --http2` over plain HTTP offers an upgrade
+    // to h2c; RFC 9110 section 7.8 lets a server ignore the offer. tiny_http
+    // hands over the raw connection as the body, so the body must end at
+    // its Content-Length, not when the client closes or the read times out.
+    let server = impatient();
+    let body = r#"{"userId": 1, "title": "upgraded"}"#;
+    let mut stream = server.connect();
+    let raw = format!(
+        "POST /api/todos HTTP/1.1\r\nHost: t\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(raw.as_bytes()).unwrap();
+    let started = Instant::now();
+    let responses = read_responses(&mut stream, 1, false);
+    assert_eq!(responses[0].status, 201, "{responses:?}");
+    assert_eq!(responses[0].json()["title"], "upgraded");
+    assert!(started.elapsed() < Duration::from_millis(900));
+    // tiny_http reads nothing more after an upgrade offer, and says so.
+    assert_eq!(responses[0].header("Connection"), Some("close"));
+
+    // A chunked body cannot be framed on the raw connection: 400, at once.
+    let raw = "POST /api/todos HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+    let started = Instant::now();
+    let responses = parse_responses(&server.raw(raw.as_bytes()), false);
+    let body = problem(&responses[0], 400);
+    assert!(
+        body["hint"].as_str().unwrap().contains("Content-Length"),
+        "{body}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(900));
+    assert_eq!(server.get("/api/todos").json().as_array().unwrap().len(), 1);
+}
