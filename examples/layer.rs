@@ -106,7 +106,7 @@ fn main() -> ExitCode {
     };
     let fixed = Fixed::new();
     let handler = Arc::new(move |req: &mut Request<'_>| fixed.answer(req));
-    let server = match Server::start(listener, &config, handler) {
+    let server = match Server::start(listener, &config, handler, Arc::default()) {
         Ok(server) => server,
         Err(err) => {
             eprintln!("layer: {err}");

@@ -33,15 +33,18 @@ def fail(message):
 
 
 class Server:
-    def __init__(self, binary, extra=(), nofile=None):
+    def __init__(self, binary, extra=(), nofile=None, capture_stderr=False, defaults=False):
+        """`defaults`: the server's own settings, not this suite's short
+        timeouts and two workers."""
         def limit():
             if nofile:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-        args = [binary, "--host", HOST, "--port", "0", "--threads", "2",
-                "--read-timeout", str(READ_TIMEOUT), "--write-timeout", str(READ_TIMEOUT),
-                "--log-level", "warn", *extra]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        ours = [] if defaults else ["--threads", "2", "--read-timeout", str(READ_TIMEOUT),
+                                    "--write-timeout", str(READ_TIMEOUT)]
+        args = [binary, "--host", HOST, "--port", "0", *ours, "--log-level", "warn", *extra]
+        self.stderr = subprocess.PIPE if capture_stderr else subprocess.DEVNULL
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.stderr,
                                      preexec_fn=limit)
         line = self.proc.stdout.readline().decode()
         if not line.startswith("listening on http://"):
@@ -57,6 +60,18 @@ class Server:
                 status[key] = value.strip()
         fds = len(os.listdir(f"/proc/{self.proc.pid}/fd"))
         return {"rss_kb": int(status["VmRSS"].split()[0]), "threads": int(status["Threads"]), "fds": fds}
+
+    def nofile(self):
+        with open(f"/proc/{self.proc.pid}/limits") as f:
+            for line in f:
+                if line.startswith("Max open files"):
+                    return int(line.split()[3])
+        return 1024
+
+    def stderr_tail(self):
+        """The last line the server wrote to stderr (after it exited)."""
+        lines = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
 
     def alive(self):
         return self.proc.poll() is None
@@ -458,6 +473,106 @@ def descriptor_exhaustion(binary):
         server.stop()
 
 
+def http2_flood(binary, count, read_timeout=None):
+    """`count` connections, each sending an `HTTP/2.0` request line and
+    closing, as fast as 64 clients can.
+
+    tiny_http deadlocks a connection thread for good on each such line, so
+    the server cannot stay healthy: the check is that it is never alive and
+    deaf for longer than the README's bound. Throughout and afterwards,
+    either a normal GET is answered within 1 s, or the server has exited
+    with status 1 and its reason, within the bound of the moment it first
+    failed to answer; and its descriptors never exceed the cap's two per
+    connection plus a small constant.
+    """
+    """With `read_timeout` None, the server runs on its default settings."""
+    if read_timeout is None:
+        server = Server(binary, capture_stderr=True, defaults=True)
+        read_timeout = 30
+    else:
+        server = Server(binary, capture_stderr=True)
+    # The README's bound (server.rs, deaf_limit): read timeout, the stuck
+    # margin and the stuck period (each at most 10 s), two one-second ticks.
+    bound = read_timeout + 2 * min(read_timeout, 10) + 2
+    cap = min(1024, (server.nofile() - 32) // 2)
+    most_fds = 2 * cap + 16
+    idle = server.stats()
+    sent = [0]
+    refused = [0]
+    stop = threading.Event()
+
+    def attacker():
+        while not stop.is_set():
+            with lock:
+                if sent[0] >= count:
+                    return
+                sent[0] += 1
+            try:
+                s = socket.create_connection(server.addr, timeout=1)
+                s.sendall(b"GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n")
+                s.close()
+            except OSError:
+                refused[0] += 1
+
+    lock = threading.Lock()
+    attackers = [threading.Thread(target=attacker) for _ in range(64)]
+    started = time.monotonic()
+    for t in attackers:
+        t.start()
+    deaf_since = None
+    exited_at = None
+    worst_fds = idle["fds"]
+    try:
+        while True:
+            if not server.alive():
+                exited_at = time.monotonic()
+                break
+            try:
+                worst_fds = max(worst_fds, server.stats()["fds"])
+            except (OSError, KeyError):  # exiting: its /proc entry is going
+                exited_at = time.monotonic()
+                break
+            if worst_fds > most_fds:
+                fail(f"HTTP/2 flood: {worst_fds} descriptors, over 2 x {cap} + 16")
+            try:
+                reply = exchange(server, b"GET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 1.0)
+            except OSError:
+                reply = b""
+            now = time.monotonic()
+            if reply.startswith(b"HTTP/1.1 200"):
+                deaf_since = None
+            elif server.alive():
+                deaf_since = deaf_since or now
+                if now - deaf_since > bound:
+                    fail(f"HTTP/2 flood: alive but deaf for {now - deaf_since:.0f}s, over the bound of {bound}s")
+            if sent[0] >= count and deaf_since is None and now - started > 2:
+                break
+            time.sleep(0.2)
+    finally:
+        if server.alive():
+            stop.set()
+        # Once the server has exited, the rest of the lines are refused at
+        # once: send them all, as the attack would.
+        for t in attackers:
+            t.join(60)
+        stop.set()
+    if server.alive():
+        during = server.stats()
+        note = f"alive and serving after {sent[0]} lines ({refused[0]} not connected)"
+        server.proc.kill()
+    else:
+        code = server.proc.wait()
+        reason = server.stderr_tail()
+        if code != 1 or "stuck" not in reason:
+            fail(f"HTTP/2 flood: exited {code}, last line {reason!r}")
+        during = {"rss_kb": 0, "threads": 0, "fds": worst_fds}
+        deaf = exited_at - deaf_since if deaf_since else 0
+        note = (f"exited 1 after {exited_at - started:.0f}s, {deaf:.0f}s after it first failed "
+                f"to answer (bound {bound}s): {reason[:60]}...")
+    report("HTTP/2 request lines (flood)", f"{sent[0]} conns, cap {cap}", idle, during,
+           {"rss_kb": 0, "threads": 0, "fds": worst_fds}, note + f"; most descriptors {worst_fds}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
@@ -487,6 +602,10 @@ def main():
         if server.alive():
             server.proc.kill()
     descriptor_exhaustion(args.binary)
+    if args.quick:
+        http2_flood(args.binary, 3000, READ_TIMEOUT)
+    else:
+        http2_flood(args.binary, 10_000)
     for gap in known_gaps:
         print(f"note: known gap: {gap}", flush=True)
     for miss in rss_misses:

@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::capacity;
 use crate::cors::{Cors, parse_origin};
 
 /// Everything the server needs to start.
@@ -38,6 +39,9 @@ pub struct Config {
     /// `--tls-cert`, `--tls-key`: PEM files; with both, serve HTTPS (builds
     /// with the `tls` feature only).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// `--max-connections`: how many connections may be open at once;
+    /// `None` for the default, see [`Config::max_connections`].
+    pub max_connections: Option<usize>,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -80,8 +84,24 @@ impl Default for Config {
             delay: Duration::ZERO,
             auth_token: None,
             tls: None,
+            max_connections: None,
         }
     }
+}
+
+impl Config {
+    /// The connection cap: `--max-connections`, or by default as many as
+    /// the descriptor limit leaves room for, at most
+    /// [`capacity::DEFAULT_MAX_CONNECTIONS`].
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+            .unwrap_or_else(|| capacity::default_max(descriptor_limit()))
+    }
+}
+
+/// The most descriptors this process may open (its soft limit).
+pub fn descriptor_limit() -> u64 {
+    rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
 }
 
 /// What the command line asked for.
@@ -144,6 +164,8 @@ Options (each also read from the environment variable shown; a flag wins):
   --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
   --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
   --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
+  --max-connections N     connections open at once; more wait in the listen queue [MAX_CONNECTIONS]
+                          (default 1024, fewer if the descriptor limit needs it)
   --cors-origin ORIGIN    let browsers call only from ORIGIN (repeatable, or comma-separated)
                           [CORS_ORIGINS] (default: any origin)
   --no-cors               send no CORS headers at all
@@ -295,6 +317,15 @@ const OPTS: &[Opt] = &[
         flag: "--tls-key",
         env: "TLS_KEY",
         set: |c, v| tls_file(c, v, false),
+    },
+    Opt {
+        flag: "--max-connections",
+        env: "MAX_CONNECTIONS",
+        set: |c, v| {
+            c.max_connections =
+                Some(number(v, 1, 1_000_000).ok_or("a whole number from 1 to 1000000")?);
+            Ok(())
+        },
     },
     Opt {
         flag: "--write-timeout",

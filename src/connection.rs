@@ -38,12 +38,14 @@ use std::borrow::Cow;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::access_log;
+use crate::capacity::Slot;
 use crate::cors::{Asked, Cors};
-use crate::delay;
+use crate::delay::Delays;
 use crate::error::ApiError;
 use crate::request::{Body, Method, Request};
 use crate::response::Reply;
@@ -51,10 +53,15 @@ use crate::response::Reply;
 /// What answers a request: the router in production, anything in tests.
 pub type Handler = dyn Fn(&mut Request<'_>) -> Reply + Send + Sync;
 
-/// What every connection and exchange needs: the handler and the settings.
+/// What every connection and exchange needs: the handler, the settings,
+/// the responses held back, and whether the server is stopping. Cloned
+/// for a thread of its own.
+#[derive(Clone)]
 pub struct Connections {
     handler: Arc<Handler>,
     settings: Arc<Settings>,
+    delays: Arc<Delays>,
+    stopping: Arc<AtomicBool>,
 }
 
 /// A request ready for a worker.
@@ -70,6 +77,9 @@ struct Conn {
     /// or the last response is written.
     settled: Condvar,
     secure: bool,
+    /// The connection's place in the server's capacity, held until the
+    /// connection's thread is done and its last response written.
+    slot: Slot,
 }
 
 #[derive(Default)]
@@ -99,12 +109,14 @@ struct Waiting {
 }
 
 /// Held with a request until its response is written or the request is
-/// dropped; over TLS its drop lets the connection thread read again.
-pub(crate) struct Written(Option<Arc<Conn>>);
+/// dropped: it keeps the connection's slot, and over TLS its drop lets the
+/// connection thread read again.
+pub(crate) struct Written(Arc<Conn>);
 
 impl Drop for Written {
     fn drop(&mut self) {
-        if let Some(conn) = self.0.take() {
+        let conn = &self.0;
+        if conn.secure {
             let mut lane = lock(&conn.lane);
             lane.unwritten -= 1;
             if lane.unwritten == 0 && lane.reader_waits {
@@ -140,12 +152,10 @@ impl Conn {
         if lane.condemned {
             return Offer::Refused(request);
         }
-        let written = if self.secure {
+        if self.secure {
             lane.unwritten += 1;
-            Written(Some(Arc::clone(self)))
-        } else {
-            Written(None)
-        };
+        }
+        let written = Written(Arc::clone(self));
         let next = Waiting {
             request,
             framing,
@@ -266,26 +276,51 @@ impl Connections {
         Connections {
             handler,
             settings: Arc::new(settings),
+            delays: Arc::default(),
+            stopping: Arc::default(),
         }
+    }
+
+    /// The server is stopping: requests read from now on are answered with
+    /// `Connection: close` and no delay, responses held back are sent now,
+    /// and each connection thread reads no further request.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.delays.stop();
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
     }
 
     /// A connection thread's loop: reads requests from `client` (a
     /// tiny_http connection) and offers each for serving with `submit`,
-    /// which gives the exchange back once the server is stopping. Returns
-    /// when the connection ends or is condemned; dropping `client` then
-    /// closes it.
+    /// which gives the exchange back once the server has finished. `slot`
+    /// is the connection's place in the server's capacity: it is marked
+    /// while the thread waits in tiny_http for a request, and freed once
+    /// the connection's last response is written. Returns when the
+    /// connection ends or is condemned, or once the server is stopping;
+    /// dropping `client` then closes it.
     pub fn read<E: std::fmt::Display>(
         &self,
-        client: impl Iterator<Item = Result<tiny_http::Request, E>>,
+        mut client: impl Iterator<Item = Result<tiny_http::Request, E>>,
         secure: bool,
+        slot: Slot,
         submit: impl Fn(Exchange) -> Option<Exchange>,
     ) {
         let conn = Arc::new(Conn {
             lane: Mutex::default(),
             settled: Condvar::new(),
             secure,
+            slot,
         });
-        for next in client {
+        while !self.stopping() {
+            conn.slot.reading();
+            let next = client.next();
+            conn.slot.done_reading();
+            let Some(next) = next else {
+                return;
+            };
             let request = match next {
                 Ok(request) => request,
                 // tiny_http answered it (400, 408, 417) and reads no more.
@@ -332,31 +367,16 @@ impl Connections {
             written,
         } = next;
         if !framing.arrives_slowly() {
-            conn.condemn_if(serve(
-                request,
-                framing,
-                written,
-                &*self.handler,
-                &self.settings,
-                conn,
-            ));
+            conn.condemn_if(serve(request, framing, written, self, conn));
             return;
         }
         // A body still on its way could hold this worker for up to the read
         // timeout; a few slow uploads would hold them all. It gets a thread
         // of its own instead (its connection already has one).
-        let (handler, settings, conn) = (
-            Arc::clone(&self.handler),
-            Arc::clone(&self.settings),
-            Arc::clone(conn),
-        );
+        let (connections, conn) = (self.clone(), Arc::clone(conn));
         let spawned = std::thread::Builder::new()
             .name("upload".into())
-            .spawn(move || {
-                conn.condemn_if(serve(
-                    request, framing, written, &*handler, &settings, &conn,
-                ))
-            });
+            .spawn(move || conn.condemn_if(serve(request, framing, written, &connections, &conn)));
         if let Err(err) = spawned {
             log::warn!("cannot start a thread for a request body: {err}");
         }
@@ -594,10 +614,10 @@ fn serve(
     mut request: tiny_http::Request,
     framing: Framing,
     written: Written,
-    handler: &Handler,
-    settings: &Settings,
+    connections: &Connections,
     conn: &Conn,
 ) -> Outcome {
+    let (handler, settings) = (&*connections.handler, &*connections.settings);
     let Settings {
         max_body_bytes,
         read_timeout,
@@ -615,7 +635,13 @@ fn serve(
     // end: the difference is the handler's few microseconds).
     let logged = access_log::enabled().then(|| (request.url().to_string(), Instant::now()));
     let preflight = is_preflight(&request, method);
-    let connection = framing.connection;
+    // A stopping server closes each connection after the request in hand.
+    let stopping = connections.stopping();
+    let connection = if stopping {
+        Some("close")
+    } else {
+        framing.connection
+    };
     let content_length = framing.length;
     // Whether nothing of the body is left unread on the connection.
     let mut body_finished = !framing.chunked && content_length.unwrap_or(0) == 0;
@@ -687,6 +713,10 @@ fn serve(
         outcome = Outcome::Condemn;
     }
     let mut reply = reply;
+    if stopping {
+        // Held back no longer: the server has only its grace period left.
+        reply.delay = Duration::ZERO;
+    }
     let asked = |name| request.headers().get(name).map(|v| v.as_str());
     settings.cors.apply(
         &mut reply,
@@ -714,8 +744,11 @@ fn serve(
     // Known before the response is written (only a failed write changes
     // it), so a request already read from the connection need not wait.
     conn.decided(outcome);
+    // A server that began stopping while this request was served closes the
+    // connection after it too.
     let connection = match outcome {
         Outcome::Condemn => Some("close"),
+        Outcome::Continue if connections.stopping() => Some("close"),
         Outcome::Continue => connection,
     };
 
@@ -726,12 +759,20 @@ fn serve(
         write_reply(request, &reply, &date, method == Method::Head, connection)
     } else if body_finished {
         // Sent later by the delay thread; this worker moves on.
-        let bytes = reply.encode(&date, method == Method::Head, connection);
-        let length = bytes.len();
+        let length = reply
+            .encode(&date, method == Method::Head, connection)
+            .len();
         let started = logged
             .as_ref()
             .map_or_else(Instant::now, |(_, started)| *started);
-        delay::send_at(started + reply.delay, request, bytes, written);
+        connections.delays.send_at(
+            started + reply.delay,
+            request,
+            reply,
+            method == Method::Head,
+            connection,
+            written,
+        );
         Ok(length)
     } else {
         // Hand the request to a thread of its own: see `respond_before_drain`.
@@ -781,7 +822,7 @@ impl std::fmt::Display for Remote {
 /// The `Date` header's value. Formatting a date costs more than the rest of
 /// a small response's head, and it changes once a second, so each thread
 /// keeps the last one it made.
-fn http_date() -> Arc<str> {
+pub(crate) fn http_date() -> Arc<str> {
     use std::cell::RefCell;
     thread_local! {
         static LAST: RefCell<(u64, Arc<str>)> = RefCell::new((u64::MAX, Arc::from("")));

@@ -1,108 +1,169 @@
 //! Responses held back by `--delay` or `_delay`, sent later by one timer
-//! thread, so that a delayed request does not keep a worker waiting: the
-//! worker handles the request at once, hands the encoded response here,
-//! and moves on.
+//! thread per server, so that a delayed request does not keep a worker
+//! waiting: the worker handles the request at once, hands the encoded
+//! response here, and moves on.
 //!
 //! The timer thread writes each response when it is due, in due order.
 //! Each write has the connection's write timeout, so a client that does
 //! not read can hold back the responses due after its own for up to that
 //! long. A connection's next request is served once its delayed response
 //! has been written (tiny_http answers a connection's requests in order).
+//!
+//! When the server stops, every response still held is due at once: a
+//! write is never applied without its response being sent, however long
+//! the delay asked for.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use crate::connection::{Written, lock};
+use crate::connection::{Written, http_date, lock};
+use crate::response::Reply;
 
-/// A response waiting for its time.
+/// A response waiting for its time, encoded when it is sent (with that
+/// moment's `Date`, and `Connection: close` if the server is stopping by
+/// then).
 struct Delayed {
     request: tiny_http::Request,
-    bytes: Vec<u8>,
+    reply: Reply,
+    head_only: bool,
+    connection: Option<&'static str>,
     written: Written,
 }
 
-/// Responses by due time, then arrival (so equal times keep their
-/// order), and the next arrival number.
-type Pending = (BTreeMap<(Instant, u64), Delayed>, u64);
-
+/// The responses a server holds back, and its timer thread.
 #[derive(Default)]
-struct Queue {
+pub struct Delays {
     pending: Mutex<Pending>,
     wake: Condvar,
 }
 
-static QUEUE: OnceLock<Queue> = OnceLock::new();
-
-/// Sends `bytes` as the response to `request` at `due`.
-pub(crate) fn send_at(due: Instant, request: tiny_http::Request, bytes: Vec<u8>, written: Written) {
-    let queue = QUEUE.get_or_init(|| {
-        let spawned = std::thread::Builder::new().name("delay".into()).spawn(run);
-        if let Err(err) = spawned {
-            log::error!("cannot start the delay thread ({err}); delayed responses wait for it");
-        }
-        Queue::default()
-    });
-    let mut pending = lock(&queue.pending);
-    let arrival = pending.1;
-    pending.1 += 1;
-    pending.0.insert(
-        (due, arrival),
-        Delayed {
-            request,
-            bytes,
-            written,
-        },
-    );
-    queue.wake.notify_one();
+#[derive(Default)]
+struct Pending {
+    /// Responses by due time, then arrival (so equal times keep their
+    /// order).
+    due: BTreeMap<(Instant, u64), Delayed>,
+    /// The next arrival number.
+    arrivals: u64,
+    /// Whether the timer thread runs.
+    started: bool,
+    /// The server is stopping: everything is due now.
+    stopping: bool,
 }
 
-/// The timer thread: waits for the earliest due response, writes every
-/// response that is due, and so on.
-fn run() {
-    let queue = loop {
-        // `send_at` spawns us while initializing the queue.
-        match QUEUE.get() {
-            Some(queue) => break queue,
-            None => std::thread::yield_now(),
-        }
-    };
-    loop {
-        let due = {
-            let mut pending = lock(&queue.pending);
-            loop {
-                let now = Instant::now();
-                match pending.0.first_key_value().map(|(&(at, _), _)| at) {
-                    Some(at) if at <= now => break,
-                    Some(at) => {
-                        pending = queue
-                            .wake
-                            .wait_timeout(pending, at - now)
-                            .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
-                    }
-                    None => {
-                        pending = queue
-                            .wake
-                            .wait(pending)
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    }
+impl Delays {
+    /// Sends `reply` as the response to `request` at `due` (at once when
+    /// the server is stopping). `head_only` and `connection` are as for
+    /// [`Reply::encode`].
+    pub(crate) fn send_at(
+        self: &Arc<Self>,
+        due: Instant,
+        request: tiny_http::Request,
+        reply: Reply,
+        head_only: bool,
+        connection: Option<&'static str>,
+        written: Written,
+    ) {
+        let delayed = Delayed {
+            request,
+            reply,
+            head_only,
+            connection,
+            written,
+        };
+        let mut pending = lock(&self.pending);
+        if !pending.started {
+            let delays = Arc::clone(self);
+            match std::thread::Builder::new()
+                .name("delay".into())
+                .spawn(move || delays.run())
+            {
+                Ok(_) => pending.started = true,
+                Err(err) => {
+                    log::error!("cannot start the delay thread ({err}); answering at once");
+                    drop(pending);
+                    delayed.send(false);
+                    return;
                 }
             }
-            let now = Instant::now();
-            let later = pending.0.split_off(&(now, u64::MAX));
-            std::mem::replace(&mut pending.0, later)
-        };
-        for (_, delayed) in due {
-            let mut writer = delayed.request.into_writer();
-            if let Err(err) = writer
-                .write_all(&delayed.bytes)
-                .and_then(|()| writer.flush())
-            {
-                log::debug!("cannot send a delayed response: {err}");
-            }
-            drop(writer);
-            drop(delayed.written);
         }
+        let arrival = pending.arrivals;
+        pending.arrivals += 1;
+        pending.due.insert((due, arrival), delayed);
+        self.wake.notify_one();
+    }
+
+    /// The server is stopping: sends every held response now, and every
+    /// later one at once.
+    pub fn stop(&self) {
+        lock(&self.pending).stopping = true;
+        self.wake.notify_one();
+    }
+
+    /// The timer thread: waits for the earliest due response, writes every
+    /// response that is due, and so on; ends once the server is stopping
+    /// and nothing is left.
+    fn run(&self) {
+        loop {
+            let due = {
+                let mut pending = lock(&self.pending);
+                loop {
+                    let now = Instant::now();
+                    let first = pending.due.first_key_value().map(|(&(at, _), _)| at);
+                    match first {
+                        Some(_) if pending.stopping => break,
+                        Some(at) if at <= now => break,
+                        None if pending.stopping => {
+                            pending.started = false;
+                            return;
+                        }
+                        Some(at) => {
+                            pending = self
+                                .wake
+                                .wait_timeout(pending, at - now)
+                                .map_or_else(|poisoned| poisoned.into_inner().0, |(g, _)| g);
+                        }
+                        None => {
+                            pending = self
+                                .wake
+                                .wait(pending)
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        }
+                    }
+                }
+                let stopping = pending.stopping;
+                let due = if stopping {
+                    std::mem::take(&mut pending.due)
+                } else {
+                    let later = pending.due.split_off(&(Instant::now(), u64::MAX));
+                    std::mem::replace(&mut pending.due, later)
+                };
+                (due, stopping)
+            };
+            let (due, stopping) = due;
+            for (_, delayed) in due {
+                delayed.send(stopping);
+            }
+        }
+    }
+}
+
+impl Delayed {
+    /// Encodes and writes the response; with `Connection: close` when the
+    /// server is stopping.
+    fn send(self, stopping: bool) {
+        let connection = if stopping {
+            Some("close")
+        } else {
+            self.connection
+        };
+        let bytes = self.reply.encode(&http_date(), self.head_only, connection);
+        let mut writer = self.request.into_writer();
+        if let Err(err) = writer.write_all(&bytes).and_then(|()| writer.flush()) {
+            log::debug!("cannot send a delayed response: {err}");
+        }
+        drop(writer);
+        drop(self.written);
     }
 }

@@ -64,6 +64,9 @@ pub enum ApiError {
     InsufficientStorage { kind: &'static str, limit: usize },
     /// 503: the data file (`--data`) cannot be written; no change is taken.
     StorageUnavailable { detail: String },
+    /// 503 from `/healthz`: the server cannot serve as it should (most of
+    /// its connections are stuck); `detail` says why.
+    Unavailable { detail: String },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
 }
@@ -83,7 +86,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
-            ApiError::StorageUnavailable { .. } => 503,
+            ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
             ApiError::InsufficientStorage { .. } => 507,
         }
     }
@@ -118,6 +121,9 @@ impl ApiError {
             ApiError::PreconditionFailed { .. } => {
                 Some("GET the item again for its current ETag, then retry with that in If-Match")
             }
+            ApiError::Unavailable { .. } => Some(
+                "put a reverse proxy in front of this server: see README, Limits and hardening",
+            ),
             _ => None,
         }
     }
@@ -156,7 +162,9 @@ impl fmt::Display for ApiError {
                     "cannot create another {kind}: the collection holds its limit of {limit} items"
                 )
             }
-            ApiError::StorageUnavailable { detail } => f.write_str(detail),
+            ApiError::StorageUnavailable { detail } | ApiError::Unavailable { detail } => {
+                f.write_str(detail)
+            }
             ApiError::Internal => f.write_str("the server failed to handle this request"),
         }
     }

@@ -18,7 +18,11 @@
 //!
 //! - `config`: flags and environment variables into a `Config`; `--help`.
 //! - `server`: listening socket and its timeouts, the accept loop and its
-//!   errors, the connection-thread pool, the workers, shutdown.
+//!   errors, the connection-thread pool, the workers, the watchdog,
+//!   shutdown.
+//! - `capacity`: the connection cap, and which connections are stuck in
+//!   the HTTP library reading a request head.
+//! - `health`: what `/healthz` reports about the connections.
 //! - `connection`: a connection thread's loop, one request's trip through a
 //!   worker (panic isolation), framing checks, one worker per connection,
 //!   condemned connections. With `server`, the only modules that touch
@@ -43,11 +47,13 @@
 //! - `error`: `ApiError` and its status codes.
 
 pub mod access_log;
+pub mod capacity;
 pub mod config;
 pub mod connection;
 pub mod cors;
 pub mod delay;
 pub mod error;
+pub mod health;
 pub mod items;
 pub mod query;
 pub mod request;
@@ -88,9 +94,11 @@ pub fn start(config: &Config) -> io::Result<Server> {
 /// Binds and serves the given application (tests keep a handle on its store).
 pub fn start_app(config: &Config, app: Arc<App>) -> io::Result<Server> {
     let listener = server::bind(config)?;
+    let health = Arc::clone(&app.health);
     Server::start(
         listener,
         config,
         Arc::new(move |req: &mut request::Request<'_>| app.handle(req)),
+        health,
     )
 }

@@ -10,11 +10,14 @@ use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use widgets_todos::capacity::RESERVED_DESCRIPTORS;
 use widgets_todos::config::{self, Command};
 use widgets_todos::router::{App, Options};
+use widgets_todos::server::GRACE;
 
-/// How long in-flight requests get after SIGINT/SIGTERM before we exit anyway.
-const GRACE: Duration = Duration::from_secs(5);
+/// How long after SIGINT/SIGTERM the process exits, whatever it is doing:
+/// requests get [`GRACE`], then the final snapshot gets the rest.
+const HARD_STOP: Duration = Duration::from_secs(10);
 
 fn main() -> ExitCode {
     let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
@@ -67,6 +70,17 @@ fn main() -> ExitCode {
         Ok(limit) => log::debug!("descriptor limit: {limit}"),
         Err(err) => log::warn!("cannot raise the descriptor limit: {err}"),
     }
+    // Each connection holds two descriptors: a cap the limit cannot hold
+    // would turn into failed accepts instead of a wait in the listen queue.
+    let descriptors = config::descriptor_limit();
+    let most = descriptors.saturating_sub(RESERVED_DESCRIPTORS) / 2;
+    if let Some(asked) = config.max_connections.filter(|&n| n as u64 > most) {
+        eprintln!(
+            "widgets-todos: --max-connections {asked} needs {} descriptors, but this process may open {descriptors}: give at most {most}, or raise the limit (ulimit -n)",
+            asked as u64 * 2 + RESERVED_DESCRIPTORS
+        );
+        return ExitCode::from(2);
+    }
 
     let store = match widgets_todos::open_store(&config) {
         Ok(store) => store,
@@ -110,11 +124,11 @@ fn main() -> ExitCode {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
                     log::info!(
-                        "signal {signal} received: finishing requests in flight, then exiting"
+                        "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
                     );
                     stopper.stop();
-                    std::thread::sleep(GRACE);
-                    log::warn!("requests still running after {GRACE:?}; exiting anyway");
+                    std::thread::sleep(HARD_STOP);
+                    log::warn!("still running {HARD_STOP:?} after the signal; exiting anyway");
                     widgets_todos::access_log::flush();
                     std::process::exit(0);
                 }
@@ -132,7 +146,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => {
-            log::error!("{err}");
+            eprintln!("widgets-todos: {err}");
             ExitCode::from(1)
         }
     }

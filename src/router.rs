@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use crate::config::{Config, Secret};
 use crate::error::ApiError;
+use crate::health::Health;
 use crate::query::{self, ListQuery};
 use crate::request::{Method, Request};
 use crate::resource::{self, Resource};
@@ -32,7 +33,7 @@ use crate::store::Store;
 use crate::todos::Todo;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 use crate::widgets::Widget;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
@@ -51,13 +52,15 @@ struct Index {
 
 /// The body of `GET /healthz`.
 #[derive(serde::Serialize)]
-struct Health {
+struct Healthy {
     status: &'static str,
 }
 
 /// The application: what answers a request once it has been read.
 pub struct App {
     pub store: Store,
+    /// What the server's connection handling reports for `/healthz`.
+    pub health: Arc<Health>,
     options: Options,
 }
 
@@ -87,7 +90,11 @@ impl App {
     }
 
     pub fn with_options(store: Store, options: Options) -> App {
-        App { store, options }
+        App {
+            store,
+            health: Arc::default(),
+            options,
+        }
     }
 
     /// Answers one request. Never fails: every error becomes its problem+json.
@@ -167,14 +174,18 @@ impl App {
     }
 
     /// `/healthz`, outside `/api`: 200 while the server can serve (with
-    /// `--data`, while its journal can be written), else 503.
+    /// `--data`, while its journal can be written; while its connections
+    /// are not stuck, see `capacity.rs`), else 503.
     fn health(&self, req: &mut Request<'_>) -> Result<Reply, ApiError> {
         prepare(req, INDEX_ALLOW, &[Method::Get, Method::Head], Query::None)?;
         match req.method {
             Method::Options => Ok(options(INDEX_ALLOW)),
             _ => {
                 self.store.writable()?;
-                Ok(Reply::json(200, &Health { status: "ok" }))
+                if let Some(trouble) = self.health.trouble() {
+                    return Err(ApiError::Unavailable { detail: trouble });
+                }
+                Ok(Reply::json(200, &Healthy { status: "ok" }))
             }
         }
     }

@@ -28,9 +28,23 @@
 //! [`GIVE_UP_AFTER`], the server stops, and `main` exits non-zero for a
 //! supervisor to restart it.
 //!
+//! **Capacity** (`capacity.rs`). At most `--max-connections` connections
+//! are open at once; while the cap is reached the accept loop waits, and new
+//! connections wait in the kernel's listen queue. A watchdog thread checks
+//! twice a second for connections stuck inside tiny_http reading a request
+//! head (see `capacity.rs`): while they hold half the capacity or more,
+//! `/healthz` answers 503 and the log says why; if that lasts
+//! [`STUCK_FOR`] (or the read timeout, if shorter), the server stops with
+//! the reason, and `main` exits non-zero for a supervisor to restart it:
+//! never alive but unable to take a connection for more than
+//! [`deaf_limit`].
+//!
 //! **Shutdown.** [`Stopper::stop`] shuts the listening socket down, which
-//! ends the accept loop, and closes the queue: the workers serve what is
-//! already queued, then exit. A worker finishes the request in hand first.
+//! ends the accept loop. Requests in flight are finished for up to
+//! [`GRACE`]: a body still arriving is read and answered, held-back
+//! responses are sent at once, and a request read meanwhile is answered
+//! with `Connection: close`. [`Server::wait`] returns once every connection
+//! is done, or when the grace period is over.
 
 use std::collections::VecDeque;
 use std::io;
@@ -43,12 +57,41 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::capacity::Capacity;
 use crate::config::Config;
 pub use crate::connection::Handler;
 use crate::connection::{Connections, Exchange, Settings, lock};
+use crate::health::Health;
 
 /// How long accepting may keep failing before the server gives up.
-pub const GIVE_UP_AFTER: Duration = Duration::from_secs(300);
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(60);
+
+/// How long requests in flight get to finish once the server is stopping.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// How much longer than the read timeout (which bounds an idle wait for the
+/// next request) a connection may spend reading one request head before
+/// it counts as stuck: this, or the read timeout if that is shorter.
+pub const STUCK_MARGIN: Duration = Duration::from_secs(10);
+
+/// How long stuck connections may hold half the capacity or more before
+/// the server gives up: this, or the read timeout if that is shorter.
+pub const STUCK_FOR: Duration = Duration::from_secs(10);
+
+/// How often the watchdog counts stuck connections.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// The longest a server can be unable to take a connection, its capacity
+/// held by stuck connections, before it stops: each becomes stuck at
+/// most `stuck_after` after its head began, and the server gives up
+/// `stuck_for` later; each is seen at the watchdog's next look, and two
+/// seconds cover those and a busy machine's scheduling.
+pub fn deaf_limit(read_timeout: Duration) -> Duration {
+    read_timeout
+        + read_timeout.min(STUCK_MARGIN)
+        + read_timeout.min(STUCK_FOR)
+        + Duration::from_secs(2)
+}
 
 /// How long a connection thread waits for a new connection before it
 /// exits. An idle server keeps none.
@@ -99,9 +142,19 @@ struct Shared {
     /// stopping.
     queued: Condvar,
     pool: Arc<Pool>,
+    /// The open connections, at most `--max-connections`.
+    capacity: Arc<Capacity>,
+    /// What `/healthz` reports about the connections.
+    health: Arc<Health>,
+    /// How long a connection may read one request head before it is stuck.
+    stuck_after: Duration,
+    /// How long stuck connections may hold half the capacity.
+    stuck_for: Duration,
     stopping: AtomicBool,
-    /// Set when the server stopped because accepting kept failing.
-    failed: AtomicBool,
+    /// Set once the grace period is over: the workers exit when idle.
+    finished: AtomicBool,
+    /// Why the server stopped, when it was not asked to.
+    failure: Mutex<Option<String>>,
 }
 
 /// Stops the server from any thread (a signal handler thread, a test).
@@ -115,27 +168,27 @@ impl Stopper {
     }
 }
 
-/// Why a server stopped other than by [`Stopper::stop`].
-#[derive(Debug)]
-pub struct AcceptFailed;
+/// Why a server stopped other than by [`Stopper::stop`]: it could not
+/// serve, and a restart is the way out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed(pub String);
 
-impl std::fmt::Display for AcceptFailed {
+impl std::fmt::Display for Failed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the server could not accept connections for {GIVE_UP_AFTER:?} and stopped"
-        )
+        f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for AcceptFailed {}
+impl std::error::Error for Failed {}
 
 impl Server {
-    /// Starts serving `listener` (from [`bind`]) with `config.threads` workers.
+    /// Starts serving `listener` (from [`bind`]) with `config.threads`
+    /// workers, reporting trouble with the connections in `health`.
     pub fn start(
         listener: TcpListener,
         config: &Config,
         handler: Arc<Handler>,
+        health: Arc<Health>,
     ) -> io::Result<Server> {
         let addr = listener.local_addr()?;
         let tls = match &config.tls {
@@ -161,8 +214,13 @@ impl Server {
             queue: Mutex::default(),
             queued: Condvar::new(),
             pool: Arc::new(Pool::default()),
+            capacity: Arc::new(Capacity::new(config.max_connections())),
+            health,
+            stuck_after: config.read_timeout + config.read_timeout.min(STUCK_MARGIN),
+            stuck_for: config.read_timeout.min(STUCK_FOR),
             stopping: AtomicBool::new(false),
-            failed: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
+            failure: Mutex::new(None),
         });
         let workers = (0..config.threads)
             .map(|n| {
@@ -178,6 +236,12 @@ impl Server {
                 .name("accept".into())
                 .spawn(move || shared.accept(&accepting, &tls))?
         };
+        {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new()
+                .name("watchdog".into())
+                .spawn(move || shared.watch())?;
+        }
         Ok(Server {
             addr,
             shared,
@@ -195,21 +259,43 @@ impl Server {
         Stopper(Arc::clone(&self.shared))
     }
 
-    /// Waits until every worker has exited. `Err` when the server stopped
-    /// because it could not accept connections, not because it was asked to.
-    pub fn wait(self) -> Result<(), AcceptFailed> {
-        for worker in self.workers {
-            if worker.join().is_err() {
-                log::error!("a worker thread panicked outside a request");
-            }
-        }
+    /// How many connections are open now.
+    pub fn open_connections(&self) -> usize {
+        self.shared.capacity.open()
+    }
+
+    /// Waits until the server stops, then until the requests in flight are
+    /// finished or [`GRACE`] is over. `Err` when the server stopped because
+    /// it could not serve, not because it was asked to: it then returns at
+    /// once, without waiting for what may never finish.
+    pub fn wait(self) -> Result<(), Failed> {
+        // The accept thread ends when the server stops.
         if self.acceptor.join().is_err() {
             log::error!("the accept thread panicked");
         }
-        if self.shared.failed.load(Ordering::SeqCst) {
-            Err(AcceptFailed)
-        } else {
-            Ok(())
+        let failure = lock(&self.shared.failure).clone();
+        let drained = failure.is_none()
+            && self
+                .shared
+                .capacity
+                .wait_until_empty(Instant::now() + GRACE);
+        if failure.is_none() && !drained {
+            log::warn!(
+                "{} connection(s) still open {GRACE:?} after the stop; closing them",
+                self.shared.capacity.open()
+            );
+        }
+        self.shared.finish();
+        if drained {
+            for worker in self.workers {
+                if worker.join().is_err() {
+                    log::error!("a worker thread panicked outside a request");
+                }
+            }
+        }
+        match failure {
+            Some(why) => Err(Failed(why)),
+            None => Ok(()),
         }
     }
 }
@@ -245,7 +331,21 @@ impl Shared {
         // When accepting started failing without a break, and the pause
         // before the next try.
         let mut failing: Option<(Instant, Duration)> = None;
+        // Whether the cap was reached and not yet left.
+        let mut full = false;
         loop {
+            let capacity = &self.capacity;
+            if capacity.open() >= capacity.max() && !full {
+                full = true;
+                log::warn!(
+                    "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
+                    capacity.max()
+                );
+            }
+            if !capacity.wait_for_room(|| self.stopping()) {
+                return;
+            }
+            full &= capacity.open() * 10 >= capacity.max() * 9;
             // tiny_http panics when it cannot duplicate the accepted socket
             // (descriptors exhausted); that is one more failed accept.
             let accepted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -263,11 +363,12 @@ impl Shared {
                 Ok(Some(client)) => {
                     failing = None;
                     let secure = client.secure();
+                    let slot = self.capacity.take();
                     let shared = Arc::clone(self);
                     let spawned = self.pool.run(Box::new(move || {
                         shared
                             .connections
-                            .read(client, secure, |exchange| shared.submit(exchange));
+                            .read(client, secure, slot, |exchange| shared.submit(exchange));
                     }));
                     match spawned {
                         Ok(()) => continue,
@@ -291,11 +392,9 @@ impl Shared {
                 Some((since, pause)) => (since, (pause * 2).min(Duration::from_secs(1))),
             };
             if since.elapsed() >= GIVE_UP_AFTER {
-                log::error!(
-                    "accepting has failed for {GIVE_UP_AFTER:?} (last error: {err}); stopping so a supervisor can restart the server"
-                );
-                self.failed.store(true, Ordering::SeqCst);
-                self.stop();
+                self.fail(format!(
+                    "accepting connections has failed for {GIVE_UP_AFTER:?} (last error: {err}); stopping so a supervisor can restart the server"
+                ));
                 return;
             }
             failing = Some((since, pause));
@@ -303,10 +402,11 @@ impl Shared {
         }
     }
 
-    /// Queues a request for the workers; gives it back once stopping.
+    /// Queues a request for the workers; gives it back once the server
+    /// has finished.
     fn submit(&self, exchange: Exchange) -> Option<Exchange> {
         let mut queue = lock(&self.queue);
-        if self.stopping() {
+        if self.finished.load(Ordering::SeqCst) {
             return Some(exchange);
         }
         queue.exchanges.push_back(exchange);
@@ -318,8 +418,8 @@ impl Shared {
         None
     }
 
-    /// One worker: serves queued requests until the server stops and the
-    /// queue is empty.
+    /// One worker: serves queued requests until the server has finished
+    /// and the queue is empty.
     fn work(&self) {
         loop {
             let exchange = {
@@ -328,7 +428,7 @@ impl Shared {
                     if let Some(exchange) = queue.exchanges.pop_front() {
                         break exchange;
                     }
-                    if self.stopping() {
+                    if self.finished.load(Ordering::SeqCst) {
                         return;
                     }
                     queue.idle += 1;
@@ -352,11 +452,61 @@ impl Shared {
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
             log::warn!("cannot shut down the listening socket: {err}");
         }
+        self.connections.stop();
+        self.pool.stop();
+    }
+
+    /// Stops the server because it cannot serve: `wait` returns `why`.
+    fn fail(&self, why: String) {
+        lock(&self.failure).get_or_insert(why);
+        self.stop();
+    }
+
+    /// The grace period is over: idle workers exit.
+    fn finish(&self) {
+        self.finished.store(true, Ordering::SeqCst);
         // Taking the lock orders this wake-up after any worker's check of
-        // `stopping`, so none waits for ever.
+        // `finished`, so none waits for ever.
         drop(lock(&self.queue));
         self.queued.notify_all();
-        self.pool.stop();
+    }
+
+    /// The watchdog thread: every [`WATCH_EVERY`], counts the connections
+    /// stuck reading a request head (see the module comment).
+    fn watch(&self) {
+        // Since when stuck connections hold half the capacity or more.
+        let mut since: Option<Instant> = None;
+        while !self.stopping() {
+            thread::sleep(WATCH_EVERY);
+            let stuck = self.capacity.stuck(self.stuck_after);
+            let max = self.capacity.max();
+            if stuck * 2 < max {
+                if since.take().is_some() {
+                    log::info!("{stuck} of {max} connections stuck: serving normally again");
+                    self.health.set(None);
+                }
+                continue;
+            }
+            let trouble = format!(
+                "{stuck} of {max} connections are stuck reading a request head for over {:?} (a client sending its head a byte at a time, or an HTTP/2 request line, which the HTTP library cannot refuse)",
+                self.stuck_after
+            );
+            let began = *since.get_or_insert_with(|| {
+                log::warn!(
+                    "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: README, Limits and hardening",
+                    self.stuck_for
+                );
+                Instant::now()
+            });
+            self.health.set(Some(trouble.clone()));
+            if began.elapsed() >= self.stuck_for {
+                self.fail(format!(
+                    "{trouble}, for {:?}; stopping so a supervisor can restart the server",
+                    self.stuck_for
+                ));
+                return;
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod capacity;
 mod cli;
 mod ecosystem;
 mod errors;
@@ -12,6 +13,7 @@ mod hardening;
 mod lifecycle;
 mod queries;
 mod resources;
+mod shutdown;
 mod storage;
 mod testers;
 mod wire;

@@ -59,7 +59,8 @@ impl TestServer {
     /// A server whose every request goes to `handler`.
     pub fn with_handler(handler: Arc<Handler>) -> TestServer {
         let listener = widgets_todos::server::bind(&config()).expect("bind");
-        let server = Server::start(listener, &config(), handler).expect("start server");
+        let server =
+            Server::start(listener, &config(), handler, Arc::default()).expect("start server");
         TestServer::wrap(server, None)
     }
 
@@ -71,6 +72,11 @@ impl TestServer {
             stopper: server.stopper(),
             server: Some(server),
         }
+    }
+
+    /// How many connections the server holds open.
+    pub fn open_connections(&self) -> usize {
+        self.server.as_ref().map_or(0, Server::open_connections)
     }
 
     pub fn store(&self) -> &Store {

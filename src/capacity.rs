@@ -1,0 +1,247 @@
+//! How many connections the server holds at once, and whether they make
+//! progress.
+//!
+//! Each open connection costs a thread and two descriptors (tiny_http keeps
+//! one for reading and one for writing). [`Capacity`] caps how many are open
+//! (`--max-connections`): the accept loop takes no new connection while the
+//! cap is reached, and those waiting stay in the kernel's listen queue until
+//! one closes. So no flood of connections can exhaust the descriptors, and
+//! the memory of the connections is bounded by the cap.
+//!
+//! A connection holds its [`Slot`] until its last response is written, and
+//! marks the slot while its thread is inside the HTTP library reading a
+//! request head. An honest request head comes within moments of its first
+//! byte, and an idle connection is closed after the read timeout; a thread
+//! that has been reading one head for far longer is **stuck**: a client
+//! trickling its head a byte at a time (the library has no deadline for a
+//! whole head), or a request line with `HTTP/2.0`, on which the library
+//! deadlocks for good. Nothing in the library's public API can free such a
+//! thread. [`Capacity::stuck`] counts them, for the server's watchdog
+//! (`server.rs`) to report and, when they hold the capacity, to give up.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::connection::lock;
+
+/// Connections allowed when the descriptor limit does not ask for fewer.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+
+/// Descriptors kept for everything but connections: standard streams, the
+/// listening socket, the data files, a compaction's temporary files.
+pub const RESERVED_DESCRIPTORS: u64 = 32;
+
+/// The default cap for a process that may open `descriptors` files: as
+/// many connections as their two descriptors each leave room for, at most
+/// [`DEFAULT_MAX_CONNECTIONS`], at least one.
+pub fn default_max(descriptors: u64) -> usize {
+    let room = descriptors.saturating_sub(RESERVED_DESCRIPTORS) / 2;
+    usize::try_from(room)
+        .unwrap_or(usize::MAX)
+        .clamp(1, DEFAULT_MAX_CONNECTIONS)
+}
+
+/// "Not reading a request head", in a slot's clock.
+const NOT_READING: u64 = u64::MAX;
+
+/// The open connections, at most `max` of them.
+pub struct Capacity {
+    max: usize,
+    /// When the server started: slots keep time in milliseconds since.
+    started: Instant,
+    open: Mutex<Open>,
+    /// Signalled when a slot is freed.
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct Open {
+    /// One clock per slot in use (`None` when free): when its thread
+    /// started reading a request head, or [`NOT_READING`].
+    reading: Vec<Option<Arc<AtomicU64>>>,
+    /// Indexes of free entries in `reading`.
+    free: Vec<usize>,
+    count: usize,
+}
+
+/// One open connection's place in the [`Capacity`]; dropping it frees it.
+pub struct Slot {
+    capacity: Arc<Capacity>,
+    index: usize,
+    reading: Arc<AtomicU64>,
+}
+
+impl Capacity {
+    pub fn new(max: usize) -> Capacity {
+        Capacity {
+            max: max.max(1),
+            started: Instant::now(),
+            open: Mutex::default(),
+            freed: Condvar::new(),
+        }
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// How many connections are open.
+    pub fn open(&self) -> usize {
+        lock(&self.open).count
+    }
+
+    /// Waits until there is room for one more connection, or `give_up`
+    /// says to stop waiting (checked at least every 100 ms).
+    pub fn wait_for_room(&self, give_up: impl Fn() -> bool) -> bool {
+        let mut open = lock(&self.open);
+        while open.count >= self.max {
+            if give_up() {
+                return false;
+            }
+            open = self
+                .freed
+                .wait_timeout(open, Duration::from_millis(100))
+                .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
+        }
+        true
+    }
+
+    /// Takes a slot for a connection just accepted. The accept loop waits
+    /// for room first, so this may exceed the cap only by the connection
+    /// accepted meanwhile (there is one accept loop).
+    pub fn take(self: &Arc<Self>) -> Slot {
+        let reading = Arc::new(AtomicU64::new(NOT_READING));
+        let mut open = lock(&self.open);
+        open.count += 1;
+        let index = match open.free.pop() {
+            Some(index) => {
+                open.reading[index] = Some(Arc::clone(&reading));
+                index
+            }
+            None => {
+                open.reading.push(Some(Arc::clone(&reading)));
+                open.reading.len() - 1
+            }
+        };
+        Slot {
+            capacity: Arc::clone(self),
+            index,
+            reading,
+        }
+    }
+
+    /// Waits until no connection is open, or until `deadline`; `true` if
+    /// none is.
+    pub fn wait_until_empty(&self, deadline: Instant) -> bool {
+        let mut open = lock(&self.open);
+        while open.count > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            open = self
+                .freed
+                .wait_timeout(open, deadline - now)
+                .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
+        }
+        true
+    }
+
+    /// How many connections have been reading one request head for longer
+    /// than `after`.
+    pub fn stuck(&self, after: Duration) -> usize {
+        let now = self.now();
+        let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        lock(&self.open)
+            .reading
+            .iter()
+            .flatten()
+            .filter(|since| {
+                let since = since.load(Ordering::Relaxed);
+                since != NOT_READING && now.saturating_sub(since) > after
+            })
+            .count()
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(NOT_READING - 1)
+    }
+}
+
+impl Slot {
+    /// The connection's thread starts reading a request head.
+    pub fn reading(&self) {
+        self.reading.store(self.capacity.now(), Ordering::Relaxed);
+    }
+
+    /// The head (or the end of the connection) has arrived.
+    pub fn done_reading(&self) {
+        self.reading.store(NOT_READING, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = lock(&self.capacity.open);
+        open.reading[self.index] = None;
+        open.free.push(self.index);
+        open.count -= 1;
+        drop(open);
+        self.capacity.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_leaves_room_in_the_descriptor_limit() {
+        assert_eq!(default_max(1_048_576), DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(default_max(1024), 496);
+        assert_eq!(default_max(64), 16);
+        assert_eq!(default_max(10), 1);
+    }
+
+    #[test]
+    fn slots_are_counted_reused_and_freed() {
+        let capacity = Arc::new(Capacity::new(2));
+        let a = capacity.take();
+        let b = capacity.take();
+        assert_eq!(capacity.open(), 2);
+        assert!(!capacity.wait_for_room(|| true), "full: gives up");
+        drop(a);
+        assert!(capacity.wait_for_room(|| true));
+        let c = capacity.take();
+        assert_eq!(c.index, 0, "the freed entry is reused");
+        drop((b, c));
+        assert!(capacity.wait_until_empty(Instant::now()));
+    }
+
+    #[test]
+    fn a_slot_reading_a_head_for_too_long_is_stuck() {
+        let capacity = Arc::new(Capacity::new(4));
+        let (a, b, _idle) = (capacity.take(), capacity.take(), capacity.take());
+        a.reading();
+        b.reading();
+        b.done_reading();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(capacity.stuck(Duration::ZERO), 1);
+        assert_eq!(capacity.stuck(Duration::from_secs(60)), 0);
+        a.done_reading();
+        assert_eq!(capacity.stuck(Duration::ZERO), 0);
+    }
+
+    #[test]
+    fn waiting_for_room_ends_when_a_slot_is_freed() {
+        let capacity = Arc::new(Capacity::new(1));
+        let slot = capacity.take();
+        let freer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(slot);
+        });
+        assert!(capacity.wait_for_room(|| false));
+        freer.join().unwrap();
+    }
+}
