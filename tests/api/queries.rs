@@ -144,6 +144,8 @@ fn bad_queries_are_400_naming_the_parameter() {
         ("userid=1", "userid"),
         ("userId=01", "userId"),
         ("userId=x", "userId"),
+        ("userId=1.0", "userId"),
+        ("id_gte=1e3", "id_gte"),
         ("completed=yes", "completed"),
         ("completed_gte=true", "completed_gte"),
         ("userId_like=1", "userId_like"),
