@@ -3,7 +3,9 @@
 //! Every option has a flag and an environment variable; the flag wins. A bad
 //! flag or value is a [`ConfigError`], which `main` prints as one line and
 //! turns into exit status 2. An environment variable set to the empty string
-//! counts as unset, as container tools often pass empty variables through.
+//! counts as unset, as container tools often pass empty variables through;
+//! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
+//! but empty, it is refused, never read as "off".
 
 use std::fmt;
 use std::path::PathBuf;
@@ -99,6 +101,11 @@ pub enum ConfigError {
     UnknownFlag(String),
     /// A flag given without its value.
     MissingValue(&'static str),
+    /// A variable of [`FAIL_CLOSED`] set to the empty string.
+    EmptyProtection {
+        variable: &'static str,
+        protection: &'static str,
+    },
     /// A value out of range or of the wrong form; `source` is the flag or
     /// variable it came from.
     BadValue {
@@ -115,6 +122,13 @@ impl fmt::Display for ConfigError {
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
             }
+            ConfigError::EmptyProtection {
+                variable,
+                protection,
+            } => write!(
+                f,
+                "environment variable {variable} is set but empty: give it a value, or unset it to run without {protection}"
+            ),
             ConfigError::BadValue {
                 source,
                 value,
@@ -159,6 +173,9 @@ Options (each also read from the environment variable shown; a flag wins):
                           its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
   -V, --version           print the version and exit
+
+An empty environment variable counts as unset, except AUTH_TOKEN, AUTH_TOKEN_FILE,
+TLS_CERT, TLS_KEY and CORS_ORIGINS: those are refused when empty (exit 2).
 
 On start the server prints 'listening on http://HOST:PORT' to stdout; logs go to stderr.
 SIGINT or SIGTERM stops it gracefully.";
@@ -282,7 +299,11 @@ const OPTS: &[Opt] = &[
         set: |c, v| {
             let text =
                 std::fs::read_to_string(v).map_err(|_| "a readable file holding the token")?;
-            c.auth_token = Some(token(text.trim_end_matches(['\n', '\r']))?);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                return Err("a file holding the token; this one is empty");
+            }
+            c.auth_token = Some(token(text)?);
             Ok(())
         },
     },
@@ -306,6 +327,20 @@ const OPTS: &[Opt] = &[
     },
 ];
 
+/// The variables that switch a protection on, with the protection. Set but
+/// empty, they are refused rather than counted as unset: an empty
+/// `AUTH_TOKEN` is far likelier a secret that failed to arrive (a template's
+/// unset variable, a missing mount) than a wish to run without
+/// authentication, and serving open, over plain HTTP, or to every origin is
+/// the reading that cannot be taken back.
+pub const FAIL_CLOSED: &[(&str, &str)] = &[
+    ("AUTH_TOKEN", "authentication"),
+    ("AUTH_TOKEN_FILE", "authentication"),
+    ("TLS_CERT", "HTTPS"),
+    ("TLS_KEY", "HTTPS"),
+    ("CORS_ORIGINS", "a CORS allow-list (any origin may call)"),
+];
+
 /// Records a `--tls-cert` or `--tls-key` path; `parse` checks that both
 /// came. A build without the `tls` feature refuses them.
 fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> {
@@ -327,7 +362,7 @@ fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> 
 
 /// A value as an error message may show it: never a token.
 fn shown(opt: &Opt, value: String) -> String {
-    if opt.flag == "--auth-token" {
+    if opt.flag == "--auth-token" && !value.is_empty() {
         "(hidden)".into()
     } else {
         value
@@ -378,13 +413,28 @@ pub fn parse(
     }
     let mut config = Config::default();
     for opt in OPTS {
-        if let Some(value) = env(opt.env).filter(|v| !v.is_empty()) {
-            (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
-                source: format!("environment variable {}", opt.env),
-                value: shown(opt, value),
-                expected,
-            })?;
+        let Some(value) = env(opt.env) else {
+            continue;
+        };
+        if value.is_empty() {
+            match FAIL_CLOSED
+                .iter()
+                .find(|(variable, _)| *variable == opt.env)
+            {
+                Some(&(variable, protection)) => {
+                    return Err(ConfigError::EmptyProtection {
+                        variable,
+                        protection,
+                    });
+                }
+                None => continue,
+            }
         }
+        (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
+            source: format!("environment variable {}", opt.env),
+            value: shown(opt, value),
+            expected,
+        })?;
     }
 
     let explicit_threads = env("THREADS").is_some_and(|v| !v.is_empty())
@@ -557,6 +607,28 @@ mod tests {
         std::fs::write(&path, "from-file\n").unwrap();
         let c = config(&["--auth-token-file", path.to_str().unwrap()], &[]);
         assert_eq!(c.auth_token, Some(Secret::new("from-file")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn empty_protections_are_refused_others_count_as_unset() {
+        for (variable, _) in FAIL_CLOSED {
+            let err = parse_with(&[], &[(variable, "")]).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::EmptyProtection { variable: v, .. } if v == *variable),
+                "{variable}: {err:?}"
+            );
+            assert!(err.to_string().contains("unset it"), "{err}");
+        }
+        assert_eq!(
+            config(&[], &[("DATA_FILE", ""), ("PORT", ""), ("DELAY", "")]),
+            config(&[], &[])
+        );
+        assert!(parse_with(&["--auth-token", ""], &[]).is_err());
+        let path = std::env::temp_dir().join(format!("wt-empty-token-{}", std::process::id()));
+        std::fs::write(&path, "\r\n").unwrap();
+        let err = parse_with(&["--auth-token-file", path.to_str().unwrap()], &[]).unwrap_err();
+        assert!(err.to_string().contains("empty"), "{err}");
         let _ = std::fs::remove_file(path);
     }
 

@@ -185,3 +185,64 @@ fn environment_configures_and_flags_win() {
     assert_eq!(code, Some(0));
     assert!(log.is_empty(), "LOG_LEVEL=off still logged: {log}");
 }
+
+/// Runs the binary with `--port 0` added and waits at most a few seconds:
+/// a start-up that should fail but serves instead is killed, and reported
+/// as no exit code. Returns the exit code and stderr.
+fn run_expecting_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["--port", "0"])
+        .env_clear()
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn binary");
+    let status = wait_with_timeout(&mut child, Duration::from_secs(5));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status.and_then(|s| s.code()), err)
+}
+
+/// A secret or other protection that is set but empty is refused (exit 2,
+/// one line saying how to fix it), never read as "off": an empty
+/// `AUTH_TOKEN` used to start a server with no authentication at all.
+#[test]
+fn an_empty_protection_setting_exits_2_and_never_means_off() {
+    let dir = crate::support::TempDir::new("empty-token");
+    let empty = dir.join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let empty = empty.to_str().unwrap();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&[], &[("AUTH_TOKEN", "")], "AUTH_TOKEN"),
+        (&[], &[("AUTH_TOKEN_FILE", "")], "AUTH_TOKEN_FILE"),
+        (&[], &[("AUTH_TOKEN_FILE", empty)], "AUTH_TOKEN_FILE"),
+        (&["--auth-token", ""], &[], "--auth-token"),
+        (&["--auth-token="], &[], "--auth-token"),
+        (&["--auth-token-file", empty], &[], "--auth-token-file"),
+        (&[], &[("TLS_CERT", ""), ("TLS_KEY", "")], "TLS_CERT"),
+        (&[], &[("CORS_ORIGINS", "")], "CORS_ORIGINS"),
+    ];
+    for (args, env, name) in cases {
+        let (code, err) = run_expecting_exit(args, env);
+        assert_eq!(code, Some(2), "{args:?} {env:?} started: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(name), "{err}");
+    }
+    let (_, err) = run_expecting_exit(&[], &[("AUTH_TOKEN", "")]);
+    assert!(
+        err.contains("unset it") && err.contains("authentication"),
+        "the message says how to fix it: {err}"
+    );
+    // Other variables still count as unset when empty.
+    let (child, addr) = spawn(&["--port", "0"], &[("LOG_LEVEL", ""), ("DATA_FILE", "")]);
+    assert!(get(&addr, "/api").starts_with("HTTP/1.1 200"));
+    kill_9(child);
+}
