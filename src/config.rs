@@ -1,8 +1,9 @@
 //! Command-line flags and environment variables, turned into a [`Config`].
 //!
-//! Every option has a flag and an environment variable; the flag wins. A bad
-//! flag or value is a [`ConfigError`], which `main` prints as one line and
-//! turns into exit status 2. An environment variable set to the empty string
+//! Every option has a flag and an environment variable; the flag wins, and
+//! the variable of an option a flag sets is not read at all. A bad flag or
+//! value is a [`ConfigError`], which `main` prints as one line and turns
+//! into exit status 2. An environment variable set to the empty string
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
 //! but empty, it is refused, never read as "off".
@@ -395,9 +396,9 @@ fn number(text: &str, min: usize, max: usize) -> Option<usize> {
     text.parse().ok().filter(|n| (min..=max).contains(n))
 }
 
-/// Reads the options: first the environment (through `env`, so tests need
-/// not touch the real one), then the flags in `args` (without the program
-/// name), so that a flag overrides its variable.
+/// Reads the options: the flags in `args` (without the program name), then
+/// the environment (through `env`, so tests need not touch the real one)
+/// for every option no flag set.
 pub fn parse(
     args: impl IntoIterator<Item = String>,
     env: impl Fn(&str) -> Option<String>,
@@ -411,8 +412,46 @@ pub fn parse(
             _ => {}
         }
     }
-    let mut config = Config::default();
-    for opt in OPTS {
+    // The flags first, only split into options and values, so that the
+    // environment is read only for the options no flag sets: a flag wins,
+    // and the variable it overrides cannot stop start-up.
+    let mut flags: Vec<(&Opt, String)> = Vec::new();
+    let (mut no_cors, mut allow_reset) = (false, false);
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if arg == "--no-cors" {
+            no_cors = true;
+            continue;
+        }
+        if arg == "--allow-reset" {
+            allow_reset = true;
+            continue;
+        }
+        // Both `--port 8080` and `--port=8080`.
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let opt = OPTS
+            .iter()
+            .find(|opt| opt.flag == name)
+            .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
+        let value = match inline {
+            Some(value) => value,
+            None => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
+        };
+        flags.push((opt, value));
+    }
+    let flagged = |opt: &Opt| {
+        flags.iter().any(|(given, _)| same_setting(given, opt))
+            || (no_cors && opt.flag == "--cors-origin")
+    };
+
+    let mut config = Config {
+        allow_reset,
+        ..Config::default()
+    };
+    for opt in OPTS.iter().filter(|opt| !flagged(opt)) {
         let Some(value) = env(opt.env) else {
             continue;
         };
@@ -437,49 +476,23 @@ pub fn parse(
         })?;
     }
 
-    let explicit_threads = env("THREADS").is_some_and(|v| !v.is_empty())
-        || args.iter().any(|a| is_flag(a, "--threads"));
+    let explicit_threads = flags.iter().any(|(opt, _)| opt.flag == "--threads")
+        || env("THREADS").is_some_and(|v| !v.is_empty());
 
-    // CORS flags replace the environment's origins rather than add to them.
-    let cors_flags = args.iter().filter(|a| is_flag(a, "--cors-origin")).count();
-    let no_cors = args.iter().any(|a| a == "--no-cors");
-    if cors_flags > 0 || no_cors {
-        config.cors = Cors::Any;
-    }
-    if cors_flags > 0 && no_cors {
+    if no_cors && flags.iter().any(|(opt, _)| opt.flag == "--cors-origin") {
         return Err(ConfigError::BadValue {
             source: "--no-cors".into(),
             value: "--no-cors".into(),
             expected: "either --no-cors or --cors-origin, not both",
         });
     }
-
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "--no-cors" {
-            config.cors = Cors::Off;
-            continue;
-        }
-        if arg == "--allow-reset" {
-            config.allow_reset = true;
-            continue;
-        }
-        // Both `--port 8080` and `--port=8080`.
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name, Some(value.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let opt = OPTS
-            .iter()
-            .find(|opt| opt.flag == name)
-            .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
-        let value = match inline {
-            Some(value) => value,
-            None => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
-        };
-        (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
+    if no_cors {
+        config.cors = Cors::Off;
+    }
+    for (opt, value) in &flags {
+        (opt.set)(&mut config, value).map_err(|expected| ConfigError::BadValue {
             source: opt.flag.to_string(),
-            value: shown(opt, value),
+            value: shown(opt, value.clone()),
             expected,
         })?;
     }
@@ -505,10 +518,11 @@ pub fn parse(
     Ok(Command::Serve(Box::new(config)))
 }
 
-/// Whether `arg` is `flag`, as `--flag` or `--flag=value`.
-fn is_flag(arg: &str, flag: &str) -> bool {
-    arg.strip_prefix(flag)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+/// Whether a flag for option `given` means that `opt`'s variable is not
+/// read: the same option, or the other way to give the bearer token.
+fn same_setting(given: &Opt, opt: &Opt) -> bool {
+    const TOKEN: [&str; 2] = ["--auth-token", "--auth-token-file"];
+    given.flag == opt.flag || (TOKEN.contains(&given.flag) && TOKEN.contains(&opt.flag))
 }
 
 /// The default `--threads` with `--data`, when more than the CPUs.
@@ -562,6 +576,37 @@ mod tests {
             config(&["--log-level", "warn"], &[("LOG_LEVEL", "debug")]).log_level,
             log::LevelFilter::Warn
         );
+    }
+
+    #[test]
+    fn a_flag_leaves_its_variable_unread() {
+        let c = config(
+            &["--port", "9000", "--log-level=warn", "--no-cors"],
+            &[
+                ("PORT", "abc"),
+                ("LOG_LEVEL", "loud"),
+                ("CORS_ORIGINS", "not-an-origin"),
+            ],
+        );
+        assert_eq!((c.port, c.log_level), (9000, log::LevelFilter::Warn));
+        assert_eq!(c.cors, Cors::Off);
+        // Either token flag sets the one token: neither variable is read.
+        let token = Some(Secret::new("good"));
+        let env = [("AUTH_TOKEN", ""), ("AUTH_TOKEN_FILE", "/nonexistent/t")];
+        assert_eq!(config(&["--auth-token", "good"], &env).auth_token, token);
+        // Not read at all, not merely overridden.
+        let args = ["--port", "1", "--threads", "2", "--auth-token", "t"];
+        let parsed = parse(args.map(String::from), |name| {
+            assert!(
+                !matches!(name, "PORT" | "THREADS" | "AUTH_TOKEN" | "AUTH_TOKEN_FILE"),
+                "{name} was read"
+            );
+            None
+        });
+        assert!(parsed.is_ok());
+        // A bad variable for an option no flag sets still stops start-up.
+        let err = parse_with(&["--port", "1"], &[("PORT", "abc"), ("MAX_ITEMS", "x")]);
+        assert!(err.unwrap_err().to_string().contains("MAX_ITEMS"));
     }
 
     #[test]
