@@ -1,9 +1,12 @@
 //! Command-line flags and environment variables, turned into a [`Config`].
 //!
-//! Every option has a flag and an environment variable; the flag wins. A bad
-//! flag or value is a [`ConfigError`], which `main` prints as one line and
-//! turns into exit status 2. An environment variable set to the empty string
-//! counts as unset, as container tools often pass empty variables through.
+//! Every option has a flag and an environment variable; the flag wins, and
+//! the variable of an option a flag sets is not read at all. A bad flag or
+//! value is a [`ConfigError`], which `main` prints as one line and turns
+//! into exit status 2. An environment variable set to the empty string
+//! counts as unset, as container tools often pass empty variables through;
+//! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
+//! but empty, it is refused, never read as "off".
 
 use std::fmt;
 use std::path::PathBuf;
@@ -119,6 +122,11 @@ pub enum ConfigError {
     UnknownFlag(String),
     /// A flag given without its value.
     MissingValue(&'static str),
+    /// A variable of [`FAIL_CLOSED`] set to the empty string.
+    EmptyProtection {
+        variable: &'static str,
+        protection: &'static str,
+    },
     /// A value out of range or of the wrong form; `source` is the flag or
     /// variable it came from.
     BadValue {
@@ -135,6 +143,13 @@ impl fmt::Display for ConfigError {
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
             }
+            ConfigError::EmptyProtection {
+                variable,
+                protection,
+            } => write!(
+                f,
+                "environment variable {variable} is set but empty: give it a value, or unset it to run without {protection}"
+            ),
             ConfigError::BadValue {
                 source,
                 value,
@@ -181,6 +196,9 @@ Options (each also read from the environment variable shown; a flag wins):
                           its response; without it, data lives in memory only [DATA_FILE]
   -h, --help              print this help and exit
   -V, --version           print the version and exit
+
+An empty environment variable counts as unset, except AUTH_TOKEN, AUTH_TOKEN_FILE,
+TLS_CERT, TLS_KEY and CORS_ORIGINS: those are refused when empty (exit 2).
 
 On start the server prints 'listening on http://HOST:PORT' to stdout; logs go to stderr.
 SIGINT or SIGTERM stops it gracefully.";
@@ -304,7 +322,11 @@ const OPTS: &[Opt] = &[
         set: |c, v| {
             let text =
                 std::fs::read_to_string(v).map_err(|_| "a readable file holding the token")?;
-            c.auth_token = Some(token(text.trim_end_matches(['\n', '\r']))?);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                return Err("a file holding the token; this one is empty");
+            }
+            c.auth_token = Some(token(text)?);
             Ok(())
         },
     },
@@ -337,6 +359,20 @@ const OPTS: &[Opt] = &[
     },
 ];
 
+/// The variables that switch a protection on, with the protection. Set but
+/// empty, they are refused rather than counted as unset: an empty
+/// `AUTH_TOKEN` is far likelier a secret that failed to arrive (a template's
+/// unset variable, a missing mount) than a wish to run without
+/// authentication, and serving open, over plain HTTP, or to every origin is
+/// the reading that cannot be taken back.
+pub const FAIL_CLOSED: &[(&str, &str)] = &[
+    ("AUTH_TOKEN", "authentication"),
+    ("AUTH_TOKEN_FILE", "authentication"),
+    ("TLS_CERT", "HTTPS"),
+    ("TLS_KEY", "HTTPS"),
+    ("CORS_ORIGINS", "a CORS allow-list (any origin may call)"),
+];
+
 /// Records a `--tls-cert` or `--tls-key` path; `parse` checks that both
 /// came. A build without the `tls` feature refuses them.
 fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> {
@@ -358,7 +394,7 @@ fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> 
 
 /// A value as an error message may show it: never a token.
 fn shown(opt: &Opt, value: String) -> String {
-    if opt.flag == "--auth-token" {
+    if opt.flag == "--auth-token" && !value.is_empty() {
         "(hidden)".into()
     } else {
         value
@@ -391,9 +427,9 @@ fn number(text: &str, min: usize, max: usize) -> Option<usize> {
     text.parse().ok().filter(|n| (min..=max).contains(n))
 }
 
-/// Reads the options: first the environment (through `env`, so tests need
-/// not touch the real one), then the flags in `args` (without the program
-/// name), so that a flag overrides its variable.
+/// Reads the options: the flags in `args` (without the program name), then
+/// the environment (through `env`, so tests need not touch the real one)
+/// for every option no flag set.
 pub fn parse(
     args: impl IntoIterator<Item = String>,
     env: impl Fn(&str) -> Option<String>,
@@ -407,42 +443,19 @@ pub fn parse(
             _ => {}
         }
     }
-    let mut config = Config::default();
-    for opt in OPTS {
-        if let Some(value) = env(opt.env).filter(|v| !v.is_empty()) {
-            (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
-                source: format!("environment variable {}", opt.env),
-                value: shown(opt, value),
-                expected,
-            })?;
-        }
-    }
-
-    let explicit_threads = env("THREADS").is_some_and(|v| !v.is_empty())
-        || args.iter().any(|a| is_flag(a, "--threads"));
-
-    // CORS flags replace the environment's origins rather than add to them.
-    let cors_flags = args.iter().filter(|a| is_flag(a, "--cors-origin")).count();
-    let no_cors = args.iter().any(|a| a == "--no-cors");
-    if cors_flags > 0 || no_cors {
-        config.cors = Cors::Any;
-    }
-    if cors_flags > 0 && no_cors {
-        return Err(ConfigError::BadValue {
-            source: "--no-cors".into(),
-            value: "--no-cors".into(),
-            expected: "either --no-cors or --cors-origin, not both",
-        });
-    }
-
+    // The flags first, only split into options and values, so that the
+    // environment is read only for the options no flag sets: a flag wins,
+    // and the variable it overrides cannot stop start-up.
+    let mut flags: Vec<(&Opt, String)> = Vec::new();
+    let (mut no_cors, mut allow_reset) = (false, false);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         if arg == "--no-cors" {
-            config.cors = Cors::Off;
+            no_cors = true;
             continue;
         }
         if arg == "--allow-reset" {
-            config.allow_reset = true;
+            allow_reset = true;
             continue;
         }
         // Both `--port 8080` and `--port=8080`.
@@ -458,9 +471,59 @@ pub fn parse(
             Some(value) => value,
             None => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
         };
+        flags.push((opt, value));
+    }
+    let flagged = |opt: &Opt| {
+        flags.iter().any(|(given, _)| same_setting(given, opt))
+            || (no_cors && opt.flag == "--cors-origin")
+    };
+
+    let mut config = Config {
+        allow_reset,
+        ..Config::default()
+    };
+    for opt in OPTS.iter().filter(|opt| !flagged(opt)) {
+        let Some(value) = env(opt.env) else {
+            continue;
+        };
+        if value.is_empty() {
+            match FAIL_CLOSED
+                .iter()
+                .find(|(variable, _)| *variable == opt.env)
+            {
+                Some(&(variable, protection)) => {
+                    return Err(ConfigError::EmptyProtection {
+                        variable,
+                        protection,
+                    });
+                }
+                None => continue,
+            }
+        }
         (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
-            source: opt.flag.to_string(),
+            source: format!("environment variable {}", opt.env),
             value: shown(opt, value),
+            expected,
+        })?;
+    }
+
+    let explicit_threads = flags.iter().any(|(opt, _)| opt.flag == "--threads")
+        || env("THREADS").is_some_and(|v| !v.is_empty());
+
+    if no_cors && flags.iter().any(|(opt, _)| opt.flag == "--cors-origin") {
+        return Err(ConfigError::BadValue {
+            source: "--no-cors".into(),
+            value: "--no-cors".into(),
+            expected: "either --no-cors or --cors-origin, not both",
+        });
+    }
+    if no_cors {
+        config.cors = Cors::Off;
+    }
+    for (opt, value) in &flags {
+        (opt.set)(&mut config, value).map_err(|expected| ConfigError::BadValue {
+            source: opt.flag.to_string(),
+            value: shown(opt, value.clone()),
             expected,
         })?;
     }
@@ -486,10 +549,11 @@ pub fn parse(
     Ok(Command::Serve(Box::new(config)))
 }
 
-/// Whether `arg` is `flag`, as `--flag` or `--flag=value`.
-fn is_flag(arg: &str, flag: &str) -> bool {
-    arg.strip_prefix(flag)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+/// Whether a flag for option `given` means that `opt`'s variable is not
+/// read: the same option, or the other way to give the bearer token.
+fn same_setting(given: &Opt, opt: &Opt) -> bool {
+    const TOKEN: [&str; 2] = ["--auth-token", "--auth-token-file"];
+    given.flag == opt.flag || (TOKEN.contains(&given.flag) && TOKEN.contains(&opt.flag))
 }
 
 /// The default `--threads` with `--data`, when more than the CPUs.
@@ -546,6 +610,37 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_leaves_its_variable_unread() {
+        let c = config(
+            &["--port", "9000", "--log-level=warn", "--no-cors"],
+            &[
+                ("PORT", "abc"),
+                ("LOG_LEVEL", "loud"),
+                ("CORS_ORIGINS", "not-an-origin"),
+            ],
+        );
+        assert_eq!((c.port, c.log_level), (9000, log::LevelFilter::Warn));
+        assert_eq!(c.cors, Cors::Off);
+        // Either token flag sets the one token: neither variable is read.
+        let token = Some(Secret::new("good"));
+        let env = [("AUTH_TOKEN", ""), ("AUTH_TOKEN_FILE", "/nonexistent/t")];
+        assert_eq!(config(&["--auth-token", "good"], &env).auth_token, token);
+        // Not read at all, not merely overridden.
+        let args = ["--port", "1", "--threads", "2", "--auth-token", "t"];
+        let parsed = parse(args.map(String::from), |name| {
+            assert!(
+                !matches!(name, "PORT" | "THREADS" | "AUTH_TOKEN" | "AUTH_TOKEN_FILE"),
+                "{name} was read"
+            );
+            None
+        });
+        assert!(parsed.is_ok());
+        // A bad variable for an option no flag sets still stops start-up.
+        let err = parse_with(&["--port", "1"], &[("PORT", "abc"), ("MAX_ITEMS", "x")]);
+        assert!(err.unwrap_err().to_string().contains("MAX_ITEMS"));
+    }
+
+    #[test]
     fn data_file_and_its_worker_default() {
         let c = config(&["--data", "state.json"], &[]);
         assert_eq!(c.data, Some(PathBuf::from("state.json")));
@@ -588,6 +683,28 @@ mod tests {
         std::fs::write(&path, "from-file\n").unwrap();
         let c = config(&["--auth-token-file", path.to_str().unwrap()], &[]);
         assert_eq!(c.auth_token, Some(Secret::new("from-file")));
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn empty_protections_are_refused_others_count_as_unset() {
+        for (variable, _) in FAIL_CLOSED {
+            let err = parse_with(&[], &[(variable, "")]).unwrap_err();
+            assert!(
+                matches!(err, ConfigError::EmptyProtection { variable: v, .. } if v == *variable),
+                "{variable}: {err:?}"
+            );
+            assert!(err.to_string().contains("unset it"), "{err}");
+        }
+        assert_eq!(
+            config(&[], &[("DATA_FILE", ""), ("PORT", ""), ("DELAY", "")]),
+            config(&[], &[])
+        );
+        assert!(parse_with(&["--auth-token", ""], &[]).is_err());
+        let path = std::env::temp_dir().join(format!("wt-empty-token-{}", std::process::id()));
+        std::fs::write(&path, "\r\n").unwrap();
+        let err = parse_with(&["--auth-token-file", path.to_str().unwrap()], &[]).unwrap_err();
+        assert!(err.to_string().contains("empty"), "{err}");
         let _ = std::fs::remove_file(path);
     }
 

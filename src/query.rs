@@ -16,7 +16,8 @@
 //!
 //! Values are read by the field's type: integers in canonical decimal
 //! (`01` is an error), booleans `true` or `false`, text as it is. Distinct
-//! parameters must all hold (AND).
+//! parameters must all hold (AND). Names and values arrive percent-decoded
+//! by [`crate::request::query_pairs`], which refuses malformed escapes.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use std::time::Duration;
 use crate::config::MAX_DELAY_MS;
 use crate::error::ApiError;
 use crate::items::Items;
+use crate::request::query_pairs;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 
 /// The type of a field, which decides how a query value is read.
@@ -255,8 +257,7 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
     let mut sort: Option<String> = None;
     let mut order: Option<String> = None;
     let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let pairs = form_urlencoded::parse(query.unwrap_or("").as_bytes());
-    for (name, value) in pairs {
+    for (name, value) in query_pairs(query)? {
         let (name, value) = (name.into_owned(), value.into_owned());
         if name.is_empty() && value.is_empty() {
             continue;
@@ -312,7 +313,7 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
 /// 10,000, at most once. `None` when absent.
 pub fn delay_param(query: Option<&str>) -> Result<Option<Duration>, ApiError> {
     let mut delay = None;
-    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()) {
+    for (name, value) in query_pairs(query)? {
         if name != "_delay" {
             continue;
         }
@@ -638,6 +639,9 @@ mod tests {
         assert!(error("_page=1&_page=2").contains("more than once"));
         assert!(error("q=a&q=b").contains("more than once"));
         assert!(error("_sort=n&_sort=id").contains("more than once"));
+        // Decoding comes first: a bad escape is named like a bad value.
+        assert!(error("name_like=%ff").contains("'name_like'"));
+        assert!(error("n=1&_delay=%").contains("'_delay'"));
     }
 
     #[test]

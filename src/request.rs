@@ -115,22 +115,16 @@ impl<'a> Request<'a> {
     /// [`crate::query::delay_param`]): for paths that take none (the
     /// contract: "a trailing query string ... is 400, naming the parameter").
     pub fn forbid_query(&self) -> Result<(), ApiError> {
-        let Some(query) = self.query() else {
-            return Ok(());
-        };
-        crate::query::delay_param(Some(query))?;
-        let named = |pair: &&str| pair.split_once('=').map_or(*pair, |(n, _)| n) != "_delay";
-        match query.split('&').filter(named).find(|pair| !pair.is_empty()) {
+        crate::query::delay_param(self.query())?;
+        let pairs = query_pairs(self.query())?;
+        match pairs.into_iter().find(|(name, _)| name != "_delay") {
             None => Ok(()),
-            Some(pair) => {
-                let name = pair.split_once('=').map_or(pair, |(n, _)| n);
-                Err(ApiError::BadRequest {
-                    detail: format!(
-                        "unknown query parameter '{name}': this path takes no query parameters"
-                    ),
-                    hint: Some("remove the query string"),
-                })
-            }
+            Some((name, _)) => Err(ApiError::BadRequest {
+                detail: format!(
+                    "unknown query parameter '{name}': this path takes no query parameters"
+                ),
+                hint: Some("remove the query string"),
+            }),
         }
     }
 
@@ -446,6 +440,7 @@ pub fn decode_form(body: &[u8]) -> Result<Fields<'_>, ApiError> {
             ),
         });
     }
+    let mut fields = Vec::new();
     for (index, pair) in text.split('&').enumerate() {
         let pair_no = index + 1;
         let Some((name, value)) = pair.split_once('=') else {
@@ -458,38 +453,69 @@ pub fn decode_form(body: &[u8]) -> Result<Fields<'_>, ApiError> {
                 "malformed form body: pair {pair_no} has no name"
             )));
         }
-        for part in [name, value] {
-            percent_decode_checked(part).map_err(|why| {
-                ApiError::bad_request(format!("malformed form body: pair {pair_no}: {why}"))
-            })?;
-        }
+        let malformed =
+            |why| ApiError::bad_request(format!("malformed form body: pair {pair_no}: {why}"));
+        let name = percent_decode(name).map_err(malformed)?;
+        let value = percent_decode(value).map_err(malformed)?;
+        fields.push((name, Input::Text(value.into_owned())));
     }
-    Ok(form_urlencoded::parse(body)
-        .map(|(name, value)| {
-            (
-                Cow::Owned(name.into_owned()),
-                Input::Text(value.into_owned()),
-            )
-        })
-        .collect())
+    Ok(fields)
 }
 
-/// Checks that every `%` starts a two-hex-digit escape and that the decoded
-/// bytes are UTF-8.
-fn percent_decode_checked(part: &str) -> Result<(), &'static str> {
+/// One query parameter, decoded: name and value, borrowed from the target
+/// when they hold no escape.
+pub type QueryPair<'a> = (Cow<'a, str>, Cow<'a, str>);
+
+/// The parameters of a query string, in order, decoded as
+/// `application/x-www-form-urlencoded` (the WHATWG URL standard, section 5:
+/// what a browser sends for a form submitted by GET). This is the one place
+/// a query is decoded. `&` separates pairs and the first `=` a name from its
+/// value; empty pairs (`a=1&&b=2`, a bare `?`) are skipped, and a name
+/// without `=` has an empty value. As for form bodies, and unlike the
+/// standard's lenient parser, a `%` without two hex digits after it, or
+/// escapes that decode to bytes that are not UTF-8, is 400 naming the
+/// parameter: a filter must never match text the client did not send.
+pub fn query_pairs(query: Option<&str>) -> Result<Vec<QueryPair<'_>>, ApiError> {
+    let mut pairs = Vec::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        // A name that does not decode is shown as sent.
+        let name = percent_decode(name).map_err(|why| malformed_query(name, why))?;
+        let value = percent_decode(value).map_err(|why| malformed_query(&name, why))?;
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+fn malformed_query(name: &str, why: &str) -> ApiError {
+    ApiError::BadRequest {
+        detail: format!("bad query parameter '{name}': {why}"),
+        hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'"),
+    }
+}
+
+/// Decodes one name or value of `application/x-www-form-urlencoded` text:
+/// `+` is a space and `%XX` the byte with hex value XX. Every `%` must
+/// start such an escape, and the bytes must be UTF-8. Borrows `part` when
+/// there is nothing to decode.
+fn percent_decode(part: &str) -> Result<Cow<'_, str>, &'static str> {
+    if !part.bytes().any(|b| b == b'%' || b == b'+') {
+        return Ok(Cow::Borrowed(part));
+    }
     let bytes = part.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'%' => {
-                let hex = bytes
+                // Checked digit by digit: `from_str_radix` alone takes "+1".
+                let byte = bytes
                     .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok());
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(byte) => decoded.push(byte),
-                    None => return Err("'%' must be followed by two hex digits"),
-                }
+                    .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                    .ok_or("'%' must be followed by two hex digits")?;
+                decoded.push(byte);
                 i += 3;
             }
             b'+' => {
@@ -502,8 +528,8 @@ fn percent_decode_checked(part: &str) -> Result<(), &'static str> {
             }
         }
     }
-    std::str::from_utf8(&decoded)
-        .map(|_| ())
+    String::from_utf8(decoded)
+        .map(Cow::Owned)
         .map_err(|_| "the decoded text is not UTF-8")
 }
 
@@ -614,6 +640,8 @@ mod tests {
             b"=x",
             b"title=%zz",
             b"title=%ff",
+            b"title=%+1",
+            b"title=%",
             b"a=1&&b=2",
             b"\xff=1",
         ] {
@@ -621,6 +649,35 @@ mod tests {
         }
         let err = decode_form(b"{\"title\": \"x\"}").unwrap_err();
         assert!(err.hint().unwrap_or("").contains("application/json"));
+    }
+
+    #[test]
+    fn query_decoding() {
+        let pairs = query_pairs(Some("a=1&&b=x+y%21&c&=&%C3%A9=%e2%82%AC")).unwrap();
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(n, v)| (&**n, &**v)).collect();
+        assert_eq!(
+            pairs,
+            [("a", "1"), ("b", "x y!"), ("c", ""), ("", ""), ("é", "€")]
+        );
+        assert!(matches!(
+            query_pairs(Some("plain=text")).unwrap()[0].1,
+            Cow::Borrowed(_)
+        ));
+        assert!(query_pairs(None).unwrap().is_empty());
+        for (bad, named) in [
+            ("t=%", "'t'"),
+            ("t=%f", "'t'"),
+            ("t=%zz", "'t'"),
+            ("t=%+1", "'t'"),
+            ("t=%ff", "'t'"),
+            ("t=%C3", "'t'"),
+            ("a=1&%e9=2", "'%e9'"),
+            ("n%=2", "'n%'"),
+        ] {
+            let err = query_pairs(Some(bad)).unwrap_err();
+            assert_eq!(err.status(), 400, "{bad}");
+            assert!(err.to_string().contains(named), "{bad}: {err}");
+        }
     }
 
     fn request<'a>(target: &'a str, body: &'a mut dyn Read) -> Request<'a> {

@@ -106,17 +106,27 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON number with no
-    /// fractional part (`7`, and, as JSON Schema counts it, `7.0`), or
-    /// decimal digits without a leading zero in a form.
+    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON integer (digits
+    /// only), or decimal digits without a leading zero in a form.
+    ///
+    /// A JSON number with a fraction or an exponent (`7.0`, `7e0`) is
+    /// refused, although JSON Schema would count `7.0` as an integer:
+    /// serde_json reads such a number into an `f64`, and the `f64` cannot
+    /// say which integer, if any, the text named (`9007199254740991.4` and
+    /// `9007199254740991.0` read the same, and the fast parse may land one
+    /// step off). serde_json reads plain digits exactly, so the value kept
+    /// is always the one sent.
     pub fn integer(&mut self, name: &'static str, need: Need) -> Option<u64> {
         let value = match self.take(name, need)? {
-            Input::Json(Value::Number(n)) => n.as_u64().or_else(|| {
-                // Every whole number up to 2^53 is exact in an f64.
-                n.as_f64()
-                    .filter(|f| f.fract() == 0.0 && (1.0..=MAX_SAFE_INTEGER as f64).contains(f))
-                    .map(|f| f as u64)
-            }),
+            Input::Json(Value::Number(n)) if n.is_f64() => {
+                return self.reject(
+                    name,
+                    format!(
+                        "must be an integer from 1 to {MAX_SAFE_INTEGER}, written without a fraction or exponent"
+                    ),
+                );
+            }
+            Input::Json(Value::Number(n)) => n.as_u64(),
             Input::Text(text) => parse_decimal(&text),
             _ => None,
         };
@@ -239,22 +249,41 @@ mod tests {
     fn integers_and_booleans() {
         let mut v = validator(
             r#"{"a": 1, "b": 9007199254740991, "c": 9007199254740992, "d": 0, "e": 1.0,
-                "f": "1", "g": -1, "h": true, "i": "true", "j": 1.5, "k": 9007199254740992.0,
-                "l": 2e3}"#,
-            &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
+                "f": "1", "g": -1, "h": true, "i": "true", "j": 1.5, "k": 9007199254740991.0,
+                "l": 2e3, "m": 99999999999999999999, "n": -0}"#,
+            &[
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n",
+            ],
         );
         assert_eq!(v.integer("a", Need::Required), Some(1));
         assert_eq!(v.integer("b", Need::Required), Some(MAX_SAFE_INTEGER));
-        // A whole number written with a fraction or exponent is an integer,
-        // as JSON Schema counts it.
-        assert_eq!(v.integer("e", Need::Required), Some(1));
-        assert_eq!(v.integer("l", Need::Required), Some(2000));
-        for name in ["c", "d", "f", "g", "j", "k"] {
+        // Only plain digits: a fraction or an exponent is refused even when
+        // the number is whole, since its float reading may not be the
+        // number sent (`k` reads as 9007199254740990).
+        for name in ["c", "d", "e", "f", "g", "j", "k", "l", "m", "n"] {
             assert_eq!(v.integer(name, Need::Required), None, "{name}");
         }
         assert_eq!(v.boolean("h", Need::Required), Some(true));
         assert_eq!(v.boolean("i", Need::Required), None);
-        assert_eq!(fields_in_error(v), ["c", "d", "f", "g", "j", "k", "i"]);
+        let errors = match v.finish() {
+            Err(ApiError::Invalid { errors, .. }) => errors,
+            other => panic!("expected 422, got {other:?}"),
+        };
+        let message = |field: &str| {
+            let error = errors.iter().find(|e| e.field == field);
+            error.map_or("", |e| e.message.as_str())
+        };
+        assert!(message("e").contains("without a fraction or exponent"));
+        assert!(message("l").contains("without a fraction or exponent"));
+        assert_eq!(
+            message("d"),
+            "must be an integer from 1 to 9007199254740991"
+        );
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["c", "d", "e", "f", "g", "j", "k", "l", "m", "n", "i"]
+        );
     }
 
     #[test]

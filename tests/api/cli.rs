@@ -185,3 +185,139 @@ fn environment_configures_and_flags_win() {
     assert_eq!(code, Some(0));
     assert!(log.is_empty(), "LOG_LEVEL=off still logged: {log}");
 }
+
+/// Runs the binary with `--port 0` added and waits at most a few seconds:
+/// a start-up that should fail but serves instead is killed, and reported
+/// as no exit code. Returns the exit code and stderr.
+fn run_expecting_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["--port", "0"])
+        .env_clear()
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn binary");
+    let status = wait_with_timeout(&mut child, Duration::from_secs(5));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status.and_then(|s| s.code()), err)
+}
+
+/// A secret or other protection that is set but empty is refused (exit 2,
+/// one line saying how to fix it), never read as "off": an empty
+/// `AUTH_TOKEN` used to start a server with no authentication at all.
+#[test]
+fn an_empty_protection_setting_exits_2_and_never_means_off() {
+    let dir = crate::support::TempDir::new("empty-token");
+    let empty = dir.join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let empty = empty.to_str().unwrap();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&[], &[("AUTH_TOKEN", "")], "AUTH_TOKEN"),
+        (&[], &[("AUTH_TOKEN_FILE", "")], "AUTH_TOKEN_FILE"),
+        (&[], &[("AUTH_TOKEN_FILE", empty)], "AUTH_TOKEN_FILE"),
+        (&["--auth-token", ""], &[], "--auth-token"),
+        (&["--auth-token="], &[], "--auth-token"),
+        (&["--auth-token-file", empty], &[], "--auth-token-file"),
+        (&[], &[("TLS_CERT", ""), ("TLS_KEY", "")], "TLS_CERT"),
+        (&[], &[("CORS_ORIGINS", "")], "CORS_ORIGINS"),
+    ];
+    for (args, env, name) in cases {
+        let (code, err) = run_expecting_exit(args, env);
+        assert_eq!(code, Some(2), "{args:?} {env:?} started: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(name), "{err}");
+    }
+    let (_, err) = run_expecting_exit(&[], &[("AUTH_TOKEN", "")]);
+    assert!(
+        err.contains("unset it") && err.contains("authentication"),
+        "the message says how to fix it: {err}"
+    );
+    // Other variables still count as unset when empty.
+    let (child, addr) = spawn(&["--port", "0"], &[("LOG_LEVEL", ""), ("DATA_FILE", "")]);
+    assert!(get(&addr, "/api").starts_with("HTTP/1.1 200"));
+    kill_9(child);
+}
+
+/// A flag wins over its environment variable, as the README says, and the
+/// variable is not even read: `PORT=abc widgets-todos --port 0` used to
+/// exit 2. For the token, either flag wins over both token variables.
+#[test]
+fn a_flag_wins_and_its_variable_is_not_read() {
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: &[Case] = &[
+        (&[], &[("PORT", "abc")], "HTTP/1.1 200"),
+        (
+            &["--log-level=warn"],
+            &[("LOG_LEVEL", "loud")],
+            "HTTP/1.1 200",
+        ),
+        (&["--threads", "2"], &[("THREADS", "0")], "HTTP/1.1 200"),
+        (
+            &["--no-cors"],
+            &[("CORS_ORIGINS", "not-an-origin")],
+            "HTTP/1.1 200",
+        ),
+        (
+            &["--cors-origin", "http://a.test"],
+            &[("CORS_ORIGINS", "")],
+            "HTTP/1.1 200",
+        ),
+        (
+            &["--auth-token", "good"],
+            &[("AUTH_TOKEN", "has space")],
+            "HTTP/1.1 401",
+        ),
+        (
+            &["--auth-token", "good"],
+            &[("AUTH_TOKEN", "")],
+            "HTTP/1.1 401",
+        ),
+        (
+            &["--auth-token=good"],
+            &[("AUTH_TOKEN_FILE", "/nonexistent/token")],
+            "HTTP/1.1 401",
+        ),
+    ];
+    for (args, env, status) in cases {
+        let args: Vec<&str> = args.iter().copied().chain(["--port", "0"]).collect();
+        let mut child = Command::new(BIN)
+            .args(&args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn binary");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let Some(addr) = line.trim().strip_prefix("listening on http://") else {
+            let code = child.wait().unwrap().code();
+            let mut err = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            panic!("{args:?} {env:?} did not start: exit {code:?}: {err}");
+        };
+        let answer = get(addr, "/api");
+        assert!(answer.starts_with(status), "{args:?} {env:?}: {answer}");
+        kill_9(child);
+    }
+    // An invalid variable for an option no flag sets still stops start-up.
+    let out = run(&["--port", "0"], &[("MAX_ITEMS", "lots"), ("PORT", "abc")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MAX_ITEMS"));
+}

@@ -144,6 +144,8 @@ fn bad_queries_are_400_naming_the_parameter() {
         ("userid=1", "userid"),
         ("userId=01", "userId"),
         ("userId=x", "userId"),
+        ("userId=1.0", "userId"),
+        ("id_gte=1e3", "id_gte"),
         ("completed=yes", "completed"),
         ("completed_gte=true", "completed_gte"),
         ("userId_like=1", "userId_like"),
@@ -216,6 +218,61 @@ fn bad_queries_are_400_naming_the_parameter() {
     for path in ["/api/todos?bogus=1", "/api/todos/1?x=1", "/api?x=1"] {
         problem(&server.send("OPTIONS", path, &[], b""), 400);
     }
+}
+
+/// Percent-decoding of the query is strict, as for form bodies: a `%`
+/// without two hex digits, or escapes that decode to bytes that are not
+/// UTF-8, are 400 naming the parameter, never text with U+FFFD in it or a
+/// literal `%` matched against the items. Every path that reads a query.
+#[test]
+fn malformed_percent_escapes_are_400_naming_the_parameter() {
+    let server = todos();
+    server.create("/api/todos", r#"{"userId": 1, "title": "100% \ufffd"}"#);
+    let before = server.get("/api/todos").text();
+    for (path, name) in [
+        ("/api/todos?title_like=%ff", "title_like"),
+        ("/api/todos?title=%zz", "title"),
+        ("/api/todos?title=%", "title"),
+        ("/api/todos?title_like=%25%", "title_like"),
+        ("/api/todos?q=%f", "q"),
+        ("/api/todos?q=caf%e9", "q"),
+        ("/api/todos?q=%+1", "q"),
+        ("/api/todos?userId=1&title_like=%C3", "title_like"),
+        ("/api/todos?ti%zztle=x", "ti%zztle"),
+        ("/api/todos?%ff=1", "%ff"),
+        ("/api/widgets?_sort=%zz", "_sort"),
+        ("/api/todos?_delay=%ff", "_delay"),
+        ("/api/todos/1?_delay=%", "_delay"),
+        ("/api?_delay=1%ff", "_delay"),
+        ("/api/todos/1?x=%zz", "x"),
+        ("/healthz?y=%", "y"),
+    ] {
+        let response = server.get(path);
+        let detail = problem(&response, 400)["detail"]
+            .as_str()
+            .expect("a detail")
+            .to_string();
+        assert!(detail.contains(&format!("'{name}'")), "{path}: {detail}");
+    }
+    // A plain OPTIONS reads the query as GET does; writes are refused too.
+    problem(
+        &server.send("OPTIONS", "/api/todos?title_like=%ff", &[], b""),
+        400,
+    );
+    problem(
+        &server.json(
+            "POST",
+            "/api/todos?_delay=%zz",
+            r#"{"userId": 1, "title": "t"}"#,
+        ),
+        400,
+    );
+    assert_eq!(server.get("/api/todos").text(), before);
+    // Well-formed escapes still decode, UTF-8 and `+` included.
+    assert_eq!(ids(&server.get("/api/todos?title_like=100%25")), [13]);
+    assert_eq!(ids(&server.get("/api/todos?title_like=%EF%BF%BD")), [13]);
+    assert_eq!(ids(&server.get("/api/todos?title=milkshake+6")), [6]);
+    assert_eq!(ids(&server.get("/api/todos?%74itle=milkshake%206")), [6]);
 }
 
 #[test]
