@@ -7,7 +7,7 @@
 # stops what the server's HTTP library cannot survive (HTTP/2.0 request
 # lines, trickled heads, a 64 MiB header line) with the server's thread
 # and descriptor counts at their idle level; and scripts/smoke.sh walks
-# every route through nginx. Run by scripts/test.sh; takes about 40 s.
+# every route through nginx. Run by scripts/test.sh; takes about 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -68,7 +68,7 @@ http {
     include $tmp/nginx/widgets-todos.conf;
 }
 EOF
-    nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" &
+    nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" >>"$tmp/nginx/output" 2>&1 &
     nginx_pid=$!
     for _ in $(seq 100); do
         curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break
@@ -80,7 +80,7 @@ EOF
 done
 if [ -z "$nginx_pid" ] || ! curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
     echo "FAIL: nginx did not start:"
-    cat "$tmp/nginx/error.log"
+    cat "$tmp/nginx/output" "$tmp/nginx/error.log"
     exit 1
 fi
 proxy_url="http://127.0.0.1:$port"
