@@ -7,7 +7,7 @@
 # stops what the server's HTTP library cannot survive (HTTP/2.0 request
 # lines, trickled heads, a 64 MiB header line) with the server's thread
 # and descriptor counts at their idle level; and scripts/smoke.sh walks
-# every route through nginx. Run by scripts/test.sh; takes about 30 s.
+# every route through nginx. Run by scripts/test.sh; takes 30 to 40 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
