@@ -71,14 +71,14 @@ EOF
     nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" >>"$tmp/nginx/output" 2>&1 &
     nginx_pid=$!
     for _ in $(seq 100); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break
+        curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$port/healthz" && break
         kill -0 "$nginx_pid" 2>/dev/null || break
         sleep 0.05
     done
     kill -0 "$nginx_pid" 2>/dev/null && break
     nginx_pid=
 done
-if [ -z "$nginx_pid" ] || ! curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
+if [ -z "$nginx_pid" ] || ! curl -s --max-time 2 -o /dev/null "http://127.0.0.1:$port/healthz"; then
     echo "FAIL: nginx did not start:"
     cat "$tmp/nginx/output" "$tmp/nginx/error.log"
     exit 1
