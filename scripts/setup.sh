@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain, only when it
-# is missing: curl (smoke test), wrk (benchmark), openssl (a certificate
-# for the HTTPS test), chromium (CORS in a browser), python3-venv (for the
-# PyPI tools of scripts/fuzz.sh), and rustfmt and clippy (checks).
+# is missing: curl (smoke test), nginx (the reverse proxy test), wrk
+# (benchmark), openssl (a certificate for the HTTPS test), chromium (CORS in
+# a browser), python3-venv (for the PyPI tools of scripts/fuzz.sh), and
+# rustfmt and clippy (checks).
 set -euo pipefail
 
 missing=()
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# Debian puts nginx in /usr/sbin, which is not on every user's PATH.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

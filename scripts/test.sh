@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
-#   binary started on a free port and walked by scripts/smoke.sh, the abuse
-#   suite, the kill -9 crash test of --data, and the benchmark in its quick
-#   mode.
+#   binary started on a free port and walked by scripts/smoke.sh, the same
+#   behind nginx with the attacks it must stop, the abuse suite, the kill -9
+#   crash test of --data, and the benchmark in its quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -28,6 +28,10 @@ start_server "$tmp" --log-level warn
 pid=$SERVER_PID
 BASE_URL="$SERVER_URL" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
+
+echo "== nginx in front of the release binary: attacks it stops, the smoke test through it"
+scripts/proxy.sh | tee "$tmp/proxy"
+proxy_passed=$(sed -n 's/^proxy: \([0-9]*\) passed.*/\1/p' "$tmp/proxy")
 
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
@@ -62,4 +66,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + proxy_passed + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
