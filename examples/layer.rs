@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use widgets_todos::request::Request;
 use widgets_todos::response::{Reply, Tag};
-use widgets_todos::server::{self, Server};
+use widgets_todos::transport::{self, Server};
 
 #[path = "common/mod.rs"]
 mod common;
@@ -97,7 +97,8 @@ fn main() -> ExitCode {
     {
         eprintln!("layer: cannot start logging: {err}");
     }
-    let listener = match server::bind(&config) {
+    let settings = widgets_todos::transport_settings(&config);
+    let listener = match transport::bind(&config.host, config.port, &settings) {
         Ok(listener) => listener,
         Err(err) => {
             eprintln!("layer: cannot listen: {err}");
@@ -106,7 +107,7 @@ fn main() -> ExitCode {
     };
     let fixed = Fixed::new();
     let handler = Arc::new(move |req: &mut Request<'_>| fixed.answer(req));
-    let server = match Server::start(listener, &config, handler, Arc::default()) {
+    let server = match Server::start(listener, &settings, handler, Arc::default()) {
         Ok(server) => server,
         Err(err) => {
             eprintln!("layer: {err}");

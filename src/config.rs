@@ -12,7 +12,6 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::capacity;
 use crate::cors::{Cors, parse_origin};
 
 /// Everything the server needs to start.
@@ -43,7 +42,8 @@ pub struct Config {
     /// with the `tls` feature only).
     pub tls: Option<(PathBuf, PathBuf)>,
     /// `--max-connections`: how many connections may be open at once;
-    /// `None` for the default, see [`Config::max_connections`].
+    /// `None` for the transport's default (fewer under a low descriptor
+    /// limit).
     pub max_connections: Option<usize>,
 }
 
@@ -90,21 +90,6 @@ impl Default for Config {
             max_connections: None,
         }
     }
-}
-
-impl Config {
-    /// The connection cap: `--max-connections`, or by default as many as
-    /// the descriptor limit leaves room for, at most
-    /// [`capacity::DEFAULT_MAX_CONNECTIONS`].
-    pub fn max_connections(&self) -> usize {
-        self.max_connections
-            .unwrap_or_else(|| capacity::default_max(descriptor_limit()))
-    }
-}
-
-/// The most descriptors this process may open (its soft limit).
-pub fn descriptor_limit() -> u64 {
-    rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
 }
 
 /// What the command line asked for.

@@ -2,9 +2,7 @@
 //! connection handling sets while it cannot serve as it should (see
 //! `capacity.rs`), and clears when it can again.
 
-use std::sync::Mutex;
-
-use crate::connection::lock;
+use std::sync::{Mutex, PoisonError};
 
 /// Why the server is unhealthy, if it is.
 #[derive(Debug, Default)]
@@ -15,11 +13,14 @@ pub struct Health {
 impl Health {
     /// Records why the server cannot serve as it should, or `None` once it can.
     pub fn set(&self, trouble: Option<String>) {
-        *lock(&self.trouble) = trouble;
+        *self.trouble.lock().unwrap_or_else(PoisonError::into_inner) = trouble;
     }
 
     /// Why the server is unhealthy; `None` when it is healthy.
     pub fn trouble(&self) -> Option<String> {
-        lock(&self.trouble).clone()
+        self.trouble
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }

@@ -46,12 +46,8 @@
 //! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
 //! - `error`: `ApiError` and its status codes.
 
-pub mod access_log;
-pub mod capacity;
 pub mod config;
-pub mod connection;
 pub mod cors;
-pub mod delay;
 pub mod error;
 pub mod health;
 pub mod items;
@@ -60,10 +56,10 @@ pub mod request;
 pub mod resource;
 pub mod response;
 pub mod router;
-pub mod server;
 pub mod storage;
 pub mod store;
 pub mod todos;
+pub mod transport;
 pub mod validate;
 pub mod widgets;
 
@@ -72,8 +68,8 @@ use std::sync::Arc;
 
 use config::Config;
 use router::App;
-use server::Server;
 use store::Store;
+use transport::Server;
 
 /// The store the configuration asks for: in memory, or loaded from the
 /// data files of `--data`. The error names the file and what is wrong.
@@ -91,14 +87,22 @@ pub fn start(config: &Config) -> io::Result<Server> {
     start_app(config, Arc::new(App::with_options(store, options)))
 }
 
+/// What the transport takes from the configuration.
+pub fn transport_settings(config: &Config) -> transport::Settings {
+    transport::Settings {
+        threads: config.threads,
+        max_body_bytes: config.max_body_bytes,
+        read_timeout: config.read_timeout,
+        write_timeout: config.write_timeout,
+        max_connections: config.max_connections,
+        tls: config.tls.clone(),
+    }
+}
+
 /// Binds and serves the given application (tests keep a handle on its store).
 pub fn start_app(config: &Config, app: Arc<App>) -> io::Result<Server> {
-    let listener = server::bind(config)?;
+    let settings = transport_settings(config);
+    let listener = transport::bind(&config.host, config.port, &settings)?;
     let health = Arc::clone(&app.health);
-    Server::start(
-        listener,
-        config,
-        Arc::new(move |req: &mut request::Request<'_>| app.handle(req)),
-        health,
-    )
+    Server::start(listener, &settings, app, health)
 }

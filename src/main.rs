@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
-use widgets_todos::capacity::RESERVED_DESCRIPTORS;
 use widgets_todos::config::{self, Command};
 use widgets_todos::router::{App, Options};
-use widgets_todos::server::GRACE;
+use widgets_todos::transport::GRACE;
+use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, descriptor_limit};
 
 /// How long after SIGINT/SIGTERM the process exits, whatever it is doing:
 /// requests get [`GRACE`], then the final snapshot gets the rest.
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
-    // A panic is caught where it can happen (a handler, tiny_http setting up
+    // A panic is caught where it can happen (a handler, the HTTP library setting up
     // a connection) and the server carries on, so it is one log line, not a
     // backtrace on stderr: resolving one costs tens of megabytes of memory,
     // again at every panic in a flood of them.
@@ -72,7 +72,7 @@ fn main() -> ExitCode {
     }
     // Each connection holds two descriptors: a cap the limit cannot hold
     // would turn into failed accepts instead of a wait in the listen queue.
-    let descriptors = config::descriptor_limit();
+    let descriptors = descriptor_limit();
     let most = descriptors.saturating_sub(RESERVED_DESCRIPTORS) / 2;
     if let Some(asked) = config.max_connections.filter(|&n| n as u64 > most) {
         eprintln!(
@@ -129,7 +129,7 @@ fn main() -> ExitCode {
                     stopper.stop();
                     std::thread::sleep(HARD_STOP);
                     log::warn!("still running {HARD_STOP:?} after the signal; exiting anyway");
-                    widgets_todos::access_log::flush();
+                    widgets_todos::transport::access_log::flush();
                     std::process::exit(0);
                 }
             });
@@ -139,7 +139,7 @@ fn main() -> ExitCode {
 
     let outcome = server.wait();
     app.store.close();
-    widgets_todos::access_log::flush();
+    widgets_todos::transport::access_log::flush();
     match outcome {
         Ok(()) => {
             log::info!("stopped");

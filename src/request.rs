@@ -2,9 +2,10 @@
 //! `Accept` header, the `Content-Type` header, the body size cap, the query
 //! string, and decoding a JSON or form body into a list of named fields.
 //!
-//! Nothing here knows about sockets or tiny_http: `connection.rs` lends the
-//! few headers we use to a [`Request`] and hands over the body as bytes or
-//! as a plain `Read`, so everything below can be tested with byte strings.
+//! Nothing here knows about sockets or the HTTP library: the transport copies the
+//! header fields we read ([`READ_HEADERS`]) into a [`Request`] and hands
+//! over the body as a plain `Read`, so everything below can be tested with
+//! byte strings.
 
 use std::borrow::Cow;
 use std::io::{self, Read};
@@ -57,40 +58,52 @@ impl Method {
     }
 }
 
-/// A request body.
-pub enum Body<'a> {
-    /// Already in memory (tiny_http reads a body of up to 1 KiB with the
-    /// head). Decoded in place: field names are borrowed from it.
-    Buffered(&'a [u8]),
-    /// Still arriving, read on demand; reading may send `100 Continue`.
-    Reader(&'a mut dyn Read),
-}
+/// The request header fields this server reads: the transport copies
+/// these, and only these, into a [`Request`]. Reading one more is one more
+/// name here.
+pub const READ_HEADERS: &[&str] = &[
+    "Accept",
+    "Authorization",
+    "Content-Type",
+    "If-Match",
+    "If-None-Match",
+    "Origin",
+    "Access-Control-Request-Method",
+    "Access-Control-Request-Headers",
+];
 
-/// One request as the router sees it.
+/// One request as the application sees it.
 pub struct Request<'a> {
     pub method: Method,
     /// The method as sent, for messages about unsupported ones.
     pub method_name: &'a str,
     /// The request target: path plus optional `?query`.
     pub target: &'a str,
-    pub content_type: Option<&'a str>,
-    pub accept: Option<&'a str>,
-    /// Whether this is a CORS preflight (`OPTIONS` with
-    /// `Access-Control-Request-Method`): it ignores the query string.
-    pub preflight: bool,
-    /// `Authorization`, for `--auth-token`.
-    pub authorization: Option<&'a str>,
-    /// `If-None-Match` (GET, HEAD) and `If-Match` (PUT, PATCH, DELETE).
-    pub if_none_match: Option<&'a str>,
-    pub if_match: Option<&'a str>,
+    /// The fields of [`READ_HEADERS`] the request has, by name.
+    pub headers: Vec<(&'static str, String)>,
     /// The declared `Content-Length`, when there is one.
     pub content_length: Option<u64>,
-    pub body: Body<'a>,
+    /// The body, read on demand; reading may send `100 Continue`.
+    pub body: &'a mut dyn Read,
     /// `--max-body-bytes`.
     pub max_body_bytes: usize,
 }
 
 impl<'a> Request<'a> {
+    /// A header field's value (one of [`READ_HEADERS`]), by name in any case.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(field, _)| field.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// A CORS preflight: `OPTIONS` with `Access-Control-Request-Method`. It
+    /// ignores the query string.
+    pub fn is_preflight(&self) -> bool {
+        self.method == Method::Options && self.header("Access-Control-Request-Method").is_some()
+    }
+
     /// The path without its query string.
     pub fn path(&self) -> &'a str {
         self.split_target().0
@@ -130,7 +143,7 @@ impl<'a> Request<'a> {
 
     /// 406 unless the client accepts JSON (see [`accepts_json`]).
     pub fn check_accept(&self) -> Result<(), ApiError> {
-        match self.accept {
+        match self.header("Accept") {
             Some(accept) if !accepts_json(accept) => Err(ApiError::NotAcceptable),
             _ => Ok(()),
         }
@@ -140,32 +153,21 @@ impl<'a> Request<'a> {
     /// size cap from `Content-Length` (before reading a byte), the media
     /// type, the size cap while reading, then the syntax of the format.
     /// `merge_patch` also admits `application/merge-patch+json` (PATCH).
-    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields<'a>, ApiError> {
+    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields<'static>, ApiError> {
         let limit = self.max_body_bytes;
         if self.content_length.is_some_and(|n| n > limit as u64) {
             return Err(ApiError::ContentTooLarge { limit });
         }
-        let format = match self.content_type {
+        let format = match self.header("Content-Type") {
             Some(value) => BodyFormat::parse(value, merge_patch)?,
             None => None,
         };
-        match &mut self.body {
-            Body::Buffered(bytes) => {
-                let bytes: &'a [u8] = bytes;
-                if bytes.len() > limit {
-                    return Err(ApiError::ContentTooLarge { limit });
-                }
-                decode(bytes, format)
-            }
-            Body::Reader(reader) => {
-                let expected = self.content_length.map_or(0, |n| n as usize);
-                let body = read_capped(&mut **reader, limit, expected)?;
-                Ok(decode(&body, format)?
-                    .into_iter()
-                    .map(|(name, value)| (Cow::Owned(name.into_owned()), value))
-                    .collect())
-            }
-        }
+        let expected = self.content_length.map_or(0, |n| n as usize);
+        let body = read_capped(&mut *self.body, limit, expected)?;
+        Ok(decode(&body, format)?
+            .into_iter()
+            .map(|(name, value)| (Cow::Owned(name.into_owned()), value))
+            .collect())
     }
 }
 
@@ -685,14 +687,9 @@ mod tests {
             method: Method::Post,
             method_name: "POST",
             target,
-            content_type: Some("application/json"),
-            accept: None,
-            preflight: false,
-            authorization: None,
-            if_none_match: None,
-            if_match: None,
+            headers: vec![("Content-Type", "application/json".into())],
             content_length: None,
-            body: Body::Reader(body),
+            body,
             max_body_bytes: 8,
         }
     }
@@ -713,16 +710,11 @@ mod tests {
         let mut fits: &[u8] = b"{\"a\":1}";
         assert!(request("/", &mut fits).fields(false).is_ok());
 
-        // The same from a body already in memory.
         let mut none: &[u8] = b"";
-        let mut req = request("/", &mut none);
-        req.body = Body::Buffered(b"{\"a\":12345}");
-        assert_eq!(req.fields(false).unwrap_err().status(), 413);
-        req.body = Body::Buffered(b"");
-        assert_eq!(req.fields(false).unwrap_err().status(), 400);
-        req.body = Body::Buffered(b"{\"a\":1}");
-        let fields = req.fields(false).unwrap();
-        assert!(matches!(fields[0].0, Cow::Borrowed("a")));
+        assert_eq!(
+            request("/", &mut none).fields(false).unwrap_err().status(),
+            400
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Handlers build a `Reply` and never touch a socket. `server.rs` calls
 //! [`Reply::encode`] once per request and writes the bytes in one go. We
-//! encode the response ourselves, rather than through tiny_http's `Response`,
+//! encode the response ourselves, rather than through the HTTP library's `Response`,
 //! because that type always adds `Content-Length: 0` to a 204 (which RFC 9110
 //! section 8.6 forbids) and cannot say `Connection: close`.
 

@@ -23,6 +23,7 @@
 use std::time::Duration;
 
 use crate::config::{Config, Secret};
+use crate::cors::{Asked, Cors};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::query::{self, ListQuery};
@@ -31,6 +32,7 @@ use crate::resource::{self, Resource};
 use crate::response::{JSON, Reply, Tag};
 use crate::store::Store;
 use crate::todos::Todo;
+use crate::transport::Handler;
 use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
 use crate::widgets::Widget;
 use std::sync::{Arc, OnceLock};
@@ -71,6 +73,8 @@ pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
+    /// Which origins browsers may call from (`--cors-origin`, `--no-cors`).
+    pub cors: Cors,
 }
 
 impl Options {
@@ -79,7 +83,30 @@ impl Options {
             allow_reset: config.allow_reset,
             delay: config.delay,
             auth_token: config.auth_token.clone(),
+            cors: config.cors.clone(),
         }
+    }
+}
+
+impl Handler for App {
+    /// Answers one request. Never fails: every error becomes its problem+json.
+    /// An `/api` response is held back by `_delay` or `--delay`.
+    fn handle(&self, req: &mut Request<'_>) -> Reply {
+        let segments = segments(req.path());
+        let mut reply = self.route(req, segments).unwrap_or_else(Reply::from);
+        if matches!(segments, Some([Some("api"), ..])) {
+            reply.delay = query::delay_param(req.query())
+                .ok()
+                .flatten()
+                .unwrap_or(self.options.delay);
+        }
+        self.with_cors(req, reply)
+    }
+
+    /// A request the transport refused (ambiguous framing) or whose
+    /// handling panicked: the problem document, with CORS headers.
+    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Reply {
+        self.with_cors(req, Reply::from(error))
     }
 }
 
@@ -97,17 +124,22 @@ impl App {
         }
     }
 
-    /// Answers one request. Never fails: every error becomes its problem+json.
-    /// An `/api` response is held back by `_delay` or `--delay`.
-    pub fn handle(&self, req: &mut Request<'_>) -> Reply {
-        let segments = segments(req.path());
-        let mut reply = self.route(req, segments).unwrap_or_else(Reply::from);
-        if matches!(segments, Some([Some("api"), ..])) {
-            reply.delay = query::delay_param(req.query())
-                .ok()
-                .flatten()
-                .unwrap_or(self.options.delay);
-        }
+    /// Adds the CORS headers every response carries, errors included.
+    fn with_cors(&self, req: &Request<'_>, mut reply: Reply) -> Reply {
+        let asked = |name| req.header(name);
+        let preflight = req.is_preflight();
+        self.options.cors.apply(
+            &mut reply,
+            Asked {
+                origin: asked("Origin"),
+                method: preflight
+                    .then(|| asked("Access-Control-Request-Method"))
+                    .flatten(),
+                headers: preflight
+                    .then(|| asked("Access-Control-Request-Headers"))
+                    .flatten(),
+            },
+        );
         reply
     }
 
@@ -154,7 +186,7 @@ impl App {
         let Some(expected) = &self.options.auth_token else {
             return Ok(());
         };
-        let sent = req.authorization.and_then(|value| {
+        let sent = req.header("Authorization").and_then(|value| {
             let (scheme, token) = value.trim().split_once(' ')?;
             scheme
                 .eq_ignore_ascii_case("Bearer")
@@ -281,7 +313,7 @@ fn prepare(
     methods: &[Method],
     query: Query,
 ) -> Result<Option<ListQuery>, ApiError> {
-    if req.method == Method::Options && req.preflight {
+    if req.is_preflight() {
         return Ok(None);
     }
     if req.method != Method::Options && !methods.contains(&req.method) {
@@ -357,21 +389,20 @@ fn segments(path: &str) -> Option<[Option<&str>; 4]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::Body;
 
     fn call(app: &App, method: &str, target: &str, body: &str) -> Reply {
+        let mut bytes = body.as_bytes();
         let mut req = Request {
             method: Method::parse(method),
             method_name: method,
             target,
-            content_type: (!body.is_empty()).then_some("application/json"),
-            accept: None,
-            preflight: false,
-            authorization: None,
-            if_none_match: None,
-            if_match: None,
+            headers: if body.is_empty() {
+                Vec::new()
+            } else {
+                vec![("Content-Type", "application/json".into())]
+            },
             content_length: Some(body.len() as u64),
-            body: Body::Buffered(body.as_bytes()),
+            body: &mut bytes,
             max_body_bytes: 1024,
         };
         app.handle(&mut req)

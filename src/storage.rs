@@ -51,7 +51,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::connection::lock;
 use crate::error::ApiError;
 use crate::items::Items;
 use crate::resource::{self, Resource};
@@ -440,6 +439,15 @@ impl Storage {
         self.log().closing = true;
         self.changed.notify_all();
     }
+}
+
+/// Takes the journal's lock. Its state is a few numbers and a buffer,
+/// each changed in one step, so a poisoned lock is taken back.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| {
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
 }
 
 fn unavailable(why: &str) -> ApiError {

@@ -1,5 +1,5 @@
 //! A server as tiny_http's own examples write one, for `baseline.rs` and
-//! `minimal.rs`: our listening socket (`server::bind`: TCP_NODELAY,
+//! `minimal.rs`: our listening socket (`transport::bind`: TCP_NODELAY,
 //! timeouts, backlog), tiny_http's accept loop and connection threads, and
 //! `--threads` workers that each take a request, ask [`Answer`] for the
 //! response's bytes and write them.
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use widgets_todos::config::Config;
-use widgets_todos::server;
+use widgets_todos::transport;
 
 /// Connection threads tiny_http keeps ready. Its pool starts a thread for
 /// a new connection only when it counts no idle one, and the count lags in
@@ -26,7 +26,8 @@ pub trait Answer: Send + Sync + 'static {
 /// Listens as `config` says, prints `listening on http://ADDR` and serves
 /// until the process is killed. `name` prefixes error messages.
 pub fn serve(name: &str, config: &Config, answer: impl Answer) -> ExitCode {
-    let listener = match server::bind(config) {
+    let settings = widgets_todos::transport_settings(config);
+    let listener = match transport::bind(&config.host, config.port, &settings) {
         Ok(listener) => listener,
         Err(err) => {
             eprintln!("{name}: cannot listen: {err}");

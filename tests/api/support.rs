@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use widgets_todos::config::Config;
-use widgets_todos::router::App;
-use widgets_todos::server::{Handler, Server, Stopper};
+use widgets_todos::router::{App, Options};
 use widgets_todos::store::Store;
+use widgets_todos::transport::{self, Handler, Server, Stopper};
 
 /// Every socket read in the tests gives up after this long.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -39,7 +39,10 @@ impl TestServer {
     }
 
     pub fn with_config(config: Config) -> TestServer {
-        let app = Arc::new(App::new(Store::new(config.max_items)));
+        let app = Arc::new(App::with_options(
+            Store::new(config.max_items),
+            Options::from_config(&config),
+        ));
         let server = widgets_todos::start_app(&config, Arc::clone(&app)).expect("start server");
         TestServer::wrap(server, Some(app))
     }
@@ -57,10 +60,12 @@ impl TestServer {
     }
 
     /// A server whose every request goes to `handler`.
-    pub fn with_handler(handler: Arc<Handler>) -> TestServer {
-        let listener = widgets_todos::server::bind(&config()).expect("bind");
+    pub fn with_handler(handler: Arc<dyn Handler>) -> TestServer {
+        let config = config();
+        let settings = widgets_todos::transport_settings(&config);
+        let listener = transport::bind(&config.host, config.port, &settings).expect("bind");
         let server =
-            Server::start(listener, &config(), handler, Arc::default()).expect("start server");
+            Server::start(listener, &settings, handler, Arc::default()).expect("start server");
         TestServer::wrap(server, None)
     }
 

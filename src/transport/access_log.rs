@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use crate::connection::lock;
+use super::lock;
 use crate::response::decimal;
 
 /// How often buffered lines are written out.
@@ -30,7 +30,7 @@ static BUFFER: OnceLock<Mutex<Vec<u8>>> = OnceLock::new();
 
 /// Whether access lines are logged at all.
 pub fn enabled() -> bool {
-    log::log_enabled!(target: "widgets_todos::connection", log::Level::Info)
+    log::log_enabled!(target: "widgets_todos::transport", log::Level::Info)
 }
 
 /// One request, as its access line tells it.
@@ -46,7 +46,7 @@ pub struct Line<'a> {
 }
 
 /// Adds one line, after the same timestamp, level and target simple_logger
-/// writes: `<time> INFO  [widgets_todos::connection] 127.0.0.1:50000 GET
+/// writes: `<time> INFO  [widgets_todos::transport] 127.0.0.1:50000 GET
 /// /api/todos 200 312B 0.041ms`. Written by hand, not with `write!`: with
 /// the formatting machinery a line cost a fifth of a small request.
 pub fn record(line: Line<'_>) {
@@ -99,7 +99,7 @@ pub fn flush() {
 /// Appends `line`, stamped `now`, and a newline.
 fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
     stamp(out, now);
-    out.extend_from_slice(b" INFO  [widgets_todos::connection] ");
+    out.extend_from_slice(b" INFO  [widgets_todos::transport] ");
     match line.remote {
         Some(SocketAddr::V4(addr)) => {
             for (i, octet) in addr.ip().octets().into_iter().enumerate() {
@@ -210,9 +210,9 @@ mod tests {
         write_line(&mut out, &line("-", Duration::ZERO), at);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::connection] - GET /api/todos?_page=2 200 312B 0.000ms\n"
+            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms\n"
         );
     }
 

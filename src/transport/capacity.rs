@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::connection::lock;
+use super::lock;
 
 /// Connections allowed when the descriptor limit does not ask for fewer.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -40,6 +40,11 @@ pub fn default_max(descriptors: u64) -> usize {
     usize::try_from(room)
         .unwrap_or(usize::MAX)
         .clamp(1, DEFAULT_MAX_CONNECTIONS)
+}
+
+/// The most descriptors this process may open (its soft limit).
+pub fn descriptor_limit() -> u64 {
+    rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
 }
 
 /// "Not reading a request head", in a slot's clock.

@@ -14,36 +14,51 @@
 //! the delay asked for.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use crate::connection::{Written, http_date, lock};
+use std::time::SystemTime;
+
+use super::connection::InFlight;
+use super::library::Incoming;
+use super::lock;
 use crate::response::Reply;
 
 /// A response waiting for its time, encoded when it is sent (with that
 /// moment's `Date`, and `Connection: close` if the server is stopping by
 /// then).
-struct Delayed {
-    request: tiny_http::Request,
+struct Delayed<R> {
+    request: R,
     reply: Reply,
     head_only: bool,
     connection: Option<&'static str>,
-    written: Written,
+    in_flight: InFlight<R>,
 }
 
 /// The responses a server holds back, and its timer thread.
-#[derive(Default)]
-pub struct Delays {
-    pending: Mutex<Pending>,
+pub(crate) struct Delays<R> {
+    pending: Mutex<Pending<R>>,
     wake: Condvar,
 }
 
-#[derive(Default)]
-struct Pending {
+impl<R> Default for Delays<R> {
+    fn default() -> Self {
+        Delays {
+            pending: Mutex::new(Pending {
+                due: BTreeMap::new(),
+                arrivals: 0,
+                started: false,
+                stopping: false,
+            }),
+            wake: Condvar::new(),
+        }
+    }
+}
+
+struct Pending<R> {
     /// Responses by due time, then arrival (so equal times keep their
     /// order).
-    due: BTreeMap<(Instant, u64), Delayed>,
+    due: BTreeMap<(Instant, u64), Delayed<R>>,
     /// The next arrival number.
     arrivals: u64,
     /// Whether the timer thread runs.
@@ -52,25 +67,25 @@ struct Pending {
     stopping: bool,
 }
 
-impl Delays {
+impl<R: Incoming> Delays<R> {
     /// Sends `reply` as the response to `request` at `due` (at once when
     /// the server is stopping). `head_only` and `connection` are as for
     /// [`Reply::encode`].
     pub(crate) fn send_at(
         self: &Arc<Self>,
         due: Instant,
-        request: tiny_http::Request,
+        request: R,
         reply: Reply,
         head_only: bool,
         connection: Option<&'static str>,
-        written: Written,
+        in_flight: InFlight<R>,
     ) {
         let delayed = Delayed {
             request,
             reply,
             head_only,
             connection,
-            written,
+            in_flight,
         };
         let mut pending = lock(&self.pending);
         if !pending.started {
@@ -149,7 +164,7 @@ impl Delays {
     }
 }
 
-impl Delayed {
+impl<R: Incoming> Delayed<R> {
     /// Encodes and writes the response; with `Connection: close` when the
     /// server is stopping.
     fn send(self, stopping: bool) {
@@ -158,12 +173,11 @@ impl Delayed {
         } else {
             self.connection
         };
-        let bytes = self.reply.encode(&http_date(), self.head_only, connection);
-        let mut writer = self.request.into_writer();
-        if let Err(err) = writer.write_all(&bytes).and_then(|()| writer.flush()) {
+        let date = httpdate::fmt_http_date(SystemTime::now());
+        let bytes = self.reply.encode(&date, self.head_only, connection);
+        if let Err(err) = self.request.send(&bytes) {
             log::debug!("cannot send a delayed response: {err}");
         }
-        drop(writer);
-        drop(self.written);
+        drop(self.in_flight);
     }
 }

@@ -1,0 +1,355 @@
+//! The transport: connections and bytes. The only code that names
+//! tiny_http, the HTTP library: it parses each request's head and frames
+//! its body; everything around it is ours.
+//!
+//! Its public face is small: [`bind`] a listening socket, [`Server::start`]
+//! serving it with a [`Handler`], [`Stopper::stop`], and [`Server::wait`].
+//!
+//! # The normal path
+//!
+//! 1. One thread accepts connections (`accept.rs`) and gives each a thread
+//!    of its own.
+//! 2. That thread reads the connection's requests, one after the other
+//!    (tiny_http parses them), and queues each for the workers
+//!    (`workers.rs`), one at a time per connection (`connection.rs`).
+//! 3. A worker turns the request into an [`http::Request`](crate::request),
+//!    calls the handler, and writes the [`Reply`] back: [`serve`], below.
+//!
+//! # Around tiny_http's defects
+//!
+//! Each has its own file, whose comment names the defect and the test that
+//! proves the workaround:
+//! - `accept.rs`: tiny_http's accept loop ends for good on its first error,
+//!   and its thread pool can leave a new connection unread behind another;
+//!   we accept and keep the threads ourselves.
+//! - `capacity.rs`: a request line with `HTTP/2.0` deadlocks a connection's
+//!   thread, and a request head has no deadline; neither can be freed. The
+//!   connections are capped, and stuck ones make the server give up.
+//! - `body.rs`: framing tiny_http cannot check, a body's deadline, bodies
+//!   on upgrade offers, `100 Continue` only when the body is read.
+//! - `library.rs`: headers that cannot be iterated, and an unread body
+//!   discarded before the response is written.
+//! - `connection.rs`: over TLS, reading and writing share one lock.
+//!
+//! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
+//! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
+//! both to every accepted connection.
+//!
+//! **Shutdown.** [`Stopper::stop`] stops accepting. Requests in flight get
+//! up to [`GRACE`]: a body still arriving is read and answered, responses
+//! held back by a delay are sent at once, and each says
+//! `Connection: close`. [`Server::wait`] returns once every connection is
+//! done, or when the grace period is over.
+
+mod accept;
+pub mod access_log;
+mod body;
+pub mod capacity;
+mod connection;
+mod delay;
+mod library;
+#[cfg(test)]
+mod tests;
+mod workers;
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::error::ApiError;
+use crate::health::Health;
+use crate::request::{Method, Request};
+use crate::response::Reply;
+use body::BodyReader;
+use connection::Connection;
+use library::Incoming;
+use workers::Workers;
+
+pub use accept::{Failed, GIVE_UP_AFTER, STUCK_FOR, STUCK_MARGIN, deaf_limit};
+
+/// How long requests in flight get to finish once the server is stopping.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// What answers requests: the application in production, anything in
+/// tests (a closure is a handler).
+pub trait Handler: Send + Sync + 'static {
+    /// The response to `request`.
+    fn handle(&self, request: &mut Request<'_>) -> Reply;
+
+    /// The response when the transport refuses `request` itself, instead
+    /// of [`Handler::handle`]: ambiguous framing (400), or `handle`
+    /// panicked (500). The application adds what every response carries.
+    fn refuse(&self, _request: &Request<'_>, error: ApiError) -> Reply {
+        Reply::from(error)
+    }
+}
+
+impl<F: Fn(&mut Request<'_>) -> Reply + Send + Sync + 'static> Handler for F {
+    fn handle(&self, request: &mut Request<'_>) -> Reply {
+        self(request)
+    }
+}
+
+/// What the transport takes from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub threads: usize,
+    pub max_body_bytes: usize,
+    /// How long a connection may stay silent, and a whole body may take.
+    pub read_timeout: Duration,
+    /// How long one write may block.
+    pub write_timeout: Duration,
+    /// The connection cap; `None` for [`capacity::default_max`].
+    pub max_connections: Option<usize>,
+    /// PEM files of a certificate chain and its key: serve HTTPS.
+    pub tls: Option<(PathBuf, PathBuf)>,
+}
+
+/// Creates the listening socket with the options every accepted
+/// connection inherits: `TCP_NODELAY` (without it a response over about
+/// 1 KiB waits ~40 ms for the client's delayed ACK), and the read and write
+/// timeouts.
+pub fn bind(host: &str, port: u16, settings: &Settings) -> io::Result<TcpListener> {
+    let addr = (host, port).to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            format!("'{host}' resolves to no address"),
+        )
+    })?;
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // Lets a restarted server bind while old connections sit in TIME_WAIT;
+    // on Linux it does not let two servers share a port.
+    socket.set_reuse_address(true)?;
+    socket.set_tcp_nodelay(true)?;
+    socket.set_read_timeout(Some(settings.read_timeout))?;
+    socket.set_write_timeout(Some(settings.write_timeout))?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+/// A running server.
+pub struct Server {
+    addr: SocketAddr,
+    accepting: Arc<accept::Accepting>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    acceptor: std::thread::JoinHandle<()>,
+}
+
+/// Stops the server from any thread (a signal handler's, a test's).
+#[derive(Clone)]
+pub struct Stopper(Arc<accept::Accepting>);
+
+impl Stopper {
+    /// Stops accepting connections, and lets the requests in flight finish.
+    pub fn stop(&self) {
+        self.0.stop();
+    }
+}
+
+impl Server {
+    /// Serves `listener` (from [`bind`]) with `handler`, reporting trouble
+    /// with the connections in `health`.
+    pub fn start(
+        listener: TcpListener,
+        settings: &Settings,
+        handler: Arc<dyn Handler>,
+        health: Arc<Health>,
+    ) -> io::Result<Server> {
+        let addr = listener.local_addr()?;
+        let workers = Arc::new(Workers::new(
+            handler,
+            settings.max_body_bytes,
+            settings.read_timeout,
+        ));
+        let (accepting, acceptor) =
+            accept::start(listener, settings, Arc::clone(&workers), health)?;
+        let workers = (0..settings.threads)
+            .map(|n| {
+                let workers = Arc::clone(&workers);
+                std::thread::Builder::new()
+                    .name(format!("worker-{n}"))
+                    .spawn(move || workers.work())
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Server {
+            addr,
+            accepting,
+            workers,
+            acceptor,
+        })
+    }
+
+    /// The address actually bound (the real port when asked for port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn stopper(&self) -> Stopper {
+        Stopper(Arc::clone(&self.accepting))
+    }
+
+    /// How many connections are open now.
+    pub fn open_connections(&self) -> usize {
+        self.accepting.capacity.open()
+    }
+
+    /// Waits until the server stops, then until the requests in flight are
+    /// finished or [`GRACE`] is over. `Err` when the server stopped because
+    /// it could not serve, not because it was asked to: it then returns at
+    /// once, without waiting for what may never finish.
+    pub fn wait(self) -> Result<(), Failed> {
+        // The accept thread ends when the server stops.
+        if self.acceptor.join().is_err() {
+            log::error!("the accept thread panicked");
+        }
+        let failure = self.accepting.failure();
+        let capacity = &self.accepting.capacity;
+        let drained = failure.is_none() && capacity.wait_until_empty(Instant::now() + GRACE);
+        if failure.is_none() && !drained {
+            log::warn!(
+                "{} connection(s) still open {GRACE:?} after the stop; closing them",
+                capacity.open()
+            );
+        }
+        self.accepting.workers.finish();
+        if drained {
+            for worker in self.workers {
+                if worker.join().is_err() {
+                    log::error!("a worker thread panicked outside a request");
+                }
+            }
+        }
+        match failure {
+            Some(failure) => Err(failure),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Serves one request from its head to its response on the wire: the
+/// normal path. `request.in_flight` goes wherever the request goes, and is
+/// dropped once the response is sent.
+fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, conn: &Connection<R>) {
+    let connection::Request {
+        mut incoming,
+        framing,
+        in_flight,
+    } = request;
+    let started = Instant::now();
+    let remote = incoming.remote_addr();
+    // 1. The head as the handler sees it, and the body as it reads it.
+    let method = Method::parse(incoming.method());
+    let method_name = incoming.method().to_string();
+    let target = incoming.target().to_string();
+    let headers = crate::request::READ_HEADERS
+        .iter()
+        .filter_map(|&name| Some((name, incoming.header(name)?.to_string())))
+        .collect();
+    let refused = framing.error(&incoming);
+    let mut body = BodyReader::new(&mut incoming, framing, started + workers.read_timeout);
+    let mut request = Request {
+        method,
+        method_name: &method_name,
+        target: &target,
+        headers,
+        content_length: framing.length,
+        body: &mut body,
+        max_body_bytes: workers.max_body_bytes,
+    };
+    // 2. The handler, whose panic is a 500 and leaves the worker alive.
+    let handler = &*workers.handler;
+    let refusal = refused.is_some();
+    let mut reply = match refused {
+        Some(error) => handler.refuse(&request, error),
+        None => catch_unwind(AssertUnwindSafe(|| handler.handle(&mut request))).unwrap_or_else(
+            |panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                log::error!("handler panicked on {method_name} {target}: {what}");
+                handler.refuse(&request, ApiError::Internal)
+            },
+        ),
+    };
+    drop(request);
+    // 3. Whether the connection closes after this response: the rest of a
+    //    body left unread may never come, and what follows a body that
+    //    stopped could be taken for a request.
+    let unread = !body.finished && framing.arrives_slowly();
+    let stopping = workers.stopping();
+    let close = refusal || unread || reply.status == 408 || stopping || framing.close;
+    // Known before the response is written (only a failed write changes
+    // it), so a request already read behind it need not wait.
+    conn.decided(close && !framing.close);
+    let connection = match (close, framing.keep_alive_10) {
+        (true, _) => Some("close"),
+        (false, true) => Some("keep-alive"),
+        (false, false) => None,
+    };
+    if stopping {
+        reply.delay = Duration::ZERO;
+    }
+    // 4. The response: now, later (a delay), or before tiny_http discards
+    //    an unread body (on a thread of its own: that may take a while).
+    let date = httpdate::fmt_http_date(SystemTime::now());
+    let head_only = method == Method::Head;
+    let status = reply.status;
+    let sent = if unread {
+        let length = reply.body_bytes().len();
+        let spawned = std::thread::Builder::new()
+            .name("discard".into())
+            .spawn(move || {
+                std::thread::sleep(reply.delay);
+                if let Err(err) = incoming.send_before_discarding_body(&reply, &date) {
+                    log::debug!("cannot send the response: {err}");
+                }
+                drop(in_flight);
+            });
+        spawned.map(|_| length)
+    } else if reply.delay.is_zero() {
+        let bytes = reply.encode(&date, head_only, connection);
+        incoming.send(&bytes).map(|()| bytes.len())
+    } else {
+        let length = reply.encode(&date, head_only, connection).len();
+        let due = started + reply.delay;
+        workers
+            .delays
+            .send_at(due, incoming, reply, head_only, connection, in_flight);
+        Ok(length)
+    };
+    // 5. One access-log line.
+    match sent {
+        Ok(_) if !access_log::enabled() => {}
+        Ok(bytes) => access_log::record(access_log::Line {
+            remote,
+            method: &method_name,
+            target: &target,
+            status,
+            bytes,
+            elapsed: started.elapsed(),
+        }),
+        Err(err) => {
+            log::debug!("cannot send the response: {err}");
+            conn.close();
+        }
+    }
+}
+
+/// Takes a lock on the transport's bookkeeping. The queues and flags
+/// guarded this way hold no invariant a panic could break halfway (each
+/// change is one push, pop or assignment), so a poisoned lock is taken
+/// back.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| {
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
+}
