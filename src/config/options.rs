@@ -1,0 +1,272 @@
+//! The options themselves: each flag with its environment variable and
+//! how its value is checked and stored ([`OPTS`]), the value parsers they
+//! share, and the `--help` text that lists them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{Config, MAX_DELAY_MS, Secret};
+use crate::cors::{Cors, parse_origin};
+
+pub const HELP: &str = "\
+widgets-todos: a small, fast HTTP/JSON server for widgets and todos under /api
+
+Usage: widgets-todos [OPTIONS]
+
+Options (each also read from the environment variable shown; a flag wins):
+  --host ADDR             address to bind [HOST] (default 127.0.0.1; 0.0.0.0 in a container)
+  --port N                port, 0 picks a free one [PORT] (default 8080)
+  --threads N             worker threads handling requests [THREADS] (default: number of CPUs;
+                          with --data at least 16, so that concurrent writes share fsyncs)
+  --max-body-bytes N      larger request bodies get 413 [MAX_BODY_BYTES] (default 65536)
+  --max-items N           items per collection; a create beyond it gets 507 [MAX_ITEMS] (default 100000)
+  --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
+  --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
+  --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
+  --max-connections N     connections open at once; more wait in the listen queue [MAX_CONNECTIONS]
+                          (default 1024, fewer if the descriptor limit needs it)
+  --cors-origin ORIGIN    let browsers call only from ORIGIN (repeatable, or comma-separated)
+                          [CORS_ORIGINS] (default: any origin)
+  --no-cors               send no CORS headers at all
+  --allow-reset           let DELETE /api/widgets and /api/todos remove every item
+  --delay MS              wait MS milliseconds (0 to 10000) before every /api response [DELAY]
+                          (default 0; one request can ask with ?_delay=MS)
+  --auth-token TOKEN      require 'Authorization: Bearer TOKEN' on /api (not OPTIONS) [AUTH_TOKEN]
+  --auth-token-file PATH  the same, the token read from PATH [AUTH_TOKEN_FILE]
+  --tls-cert PEM          serve HTTPS with this certificate chain (with --tls-key; builds with
+                          --features tls only) [TLS_CERT]
+  --tls-key PEM           the certificate's private key [TLS_KEY]
+  --data PATH             keep the data in PATH (and PATH.journal), every write durable before
+                          its response; without it, data lives in memory only [DATA_FILE]
+  -h, --help              print this help and exit
+  -V, --version           print the version and exit
+
+An empty environment variable counts as unset, except AUTH_TOKEN, AUTH_TOKEN_FILE,
+TLS_CERT, TLS_KEY and CORS_ORIGINS: those are refused when empty (exit 2).
+
+On start the server prints 'listening on http://HOST:PORT' to stdout; logs go to stderr.
+SIGINT or SIGTERM stops it gracefully.";
+
+/// One option: flag, environment variable, and how to store its value.
+pub(super) struct Opt {
+    pub flag: &'static str,
+    pub env: &'static str,
+    pub set: fn(&mut Config, &str) -> Result<(), &'static str>,
+}
+
+pub(super) const OPTS: &[Opt] = &[
+    Opt {
+        flag: "--host",
+        env: "HOST",
+        set: |c, v| {
+            if v.trim().is_empty() {
+                return Err("a host name or IP address");
+            }
+            c.host = v.to_string();
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--port",
+        env: "PORT",
+        set: |c, v| {
+            c.port = number(v, 0, u16::MAX as usize).ok_or("a port from 0 to 65535")? as u16;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--threads",
+        env: "THREADS",
+        set: |c, v| {
+            c.threads = number(v, 1, 1024).ok_or("a whole number from 1 to 1024")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--max-body-bytes",
+        env: "MAX_BODY_BYTES",
+        set: |c, v| {
+            c.max_body_bytes =
+                number(v, 1, 1 << 30).ok_or("a whole number of bytes from 1 to 1073741824")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--max-items",
+        env: "MAX_ITEMS",
+        set: |c, v| {
+            c.max_items = number(v, 0, 100_000_000).ok_or("a whole number from 0 to 100000000")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--log-level",
+        env: "LOG_LEVEL",
+        set: |c, v| {
+            c.log_level = v
+                .parse()
+                .map_err(|_| "one of off, error, warn, info, debug, trace")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--read-timeout",
+        env: "READ_TIMEOUT",
+        set: |c, v| {
+            c.read_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--data",
+        env: "DATA_FILE",
+        set: |c, v| {
+            if v.trim().is_empty() {
+                return Err("a file path");
+            }
+            c.data = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--cors-origin",
+        env: "CORS_ORIGINS",
+        set: |c, v| {
+            const EXPECTED: &str = "origins like http://localhost:3000, comma-separated";
+            for origin in v.split(',') {
+                let origin = parse_origin(origin).ok_or(EXPECTED)?;
+                match &mut c.cors {
+                    Cors::Origins(origins) => origins.push(origin),
+                    _ => c.cors = Cors::Origins(vec![origin]),
+                }
+            }
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--delay",
+        env: "DELAY",
+        set: |c, v| {
+            let ms = number(v, 0, MAX_DELAY_MS as usize).ok_or("milliseconds from 0 to 10000")?;
+            c.delay = Duration::from_millis(ms as u64);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--auth-token",
+        env: "AUTH_TOKEN",
+        set: |c, v| {
+            c.auth_token = Some(token(v)?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--auth-token-file",
+        env: "AUTH_TOKEN_FILE",
+        set: |c, v| {
+            let text =
+                std::fs::read_to_string(v).map_err(|_| "a readable file holding the token")?;
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                return Err("a file holding the token; this one is empty");
+            }
+            c.auth_token = Some(token(text)?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--tls-cert",
+        env: "TLS_CERT",
+        set: |c, v| tls_file(c, v, true),
+    },
+    Opt {
+        flag: "--tls-key",
+        env: "TLS_KEY",
+        set: |c, v| tls_file(c, v, false),
+    },
+    Opt {
+        flag: "--max-connections",
+        env: "MAX_CONNECTIONS",
+        set: |c, v| {
+            c.max_connections =
+                Some(number(v, 1, 1_000_000).ok_or("a whole number from 1 to 1000000")?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--write-timeout",
+        env: "WRITE_TIMEOUT",
+        set: |c, v| {
+            c.write_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
+];
+
+/// The variables that switch a protection on, with the protection. Set but
+/// empty, they are refused rather than counted as unset: an empty
+/// `AUTH_TOKEN` is far likelier a secret that failed to arrive (a template's
+/// unset variable, a missing mount) than a wish to run without
+/// authentication, and serving open, over plain HTTP, or to every origin is
+/// the reading that cannot be taken back.
+pub const FAIL_CLOSED: &[(&str, &str)] = &[
+    ("AUTH_TOKEN", "authentication"),
+    ("AUTH_TOKEN_FILE", "authentication"),
+    ("TLS_CERT", "HTTPS"),
+    ("TLS_KEY", "HTTPS"),
+    ("CORS_ORIGINS", "a CORS allow-list (any origin may call)"),
+];
+
+/// Records a `--tls-cert` or `--tls-key` path; `parse` checks that both
+/// came. A build without the `tls` feature refuses them.
+fn tls_file(c: &mut Config, path: &str, cert: bool) -> Result<(), &'static str> {
+    if !cfg!(feature = "tls") {
+        return Err("a build with HTTPS: cargo build --release --features tls");
+    }
+    if path.trim().is_empty() {
+        return Err("a PEM file path");
+    }
+    let (mut cert_path, mut key_path) = c.tls.take().unwrap_or_default();
+    if cert {
+        cert_path = PathBuf::from(path);
+    } else {
+        key_path = PathBuf::from(path);
+    }
+    c.tls = Some((cert_path, key_path));
+    Ok(())
+}
+
+/// A value as an error message may show it: never a token.
+pub(super) fn shown(opt: &Opt, value: String) -> String {
+    if opt.flag == "--auth-token" && !value.is_empty() {
+        "(hidden)".into()
+    } else {
+        value
+    }
+}
+
+/// A bearer token: the characters RFC 6750 allows (`b64token`), 1 to 1024.
+fn token(text: &str) -> Result<Secret, &'static str> {
+    let valid = !text.is_empty()
+        && text.len() <= 1024
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
+    if valid {
+        Ok(Secret::new(text))
+    } else {
+        Err("a token of 1 to 1024 characters from A-Z a-z 0-9 - . _ ~ + / =")
+    }
+}
+
+fn seconds(text: &str) -> Option<Duration> {
+    number(text, 1, 3600).map(|n| Duration::from_secs(n as u64))
+}
+
+fn number(text: &str, min: usize, max: usize) -> Option<usize> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok().filter(|n| (min..=max).contains(n))
+}
