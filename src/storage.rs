@@ -37,10 +37,11 @@
 //! # Loading
 //!
 //! The snapshot, then every journal record with a higher `seq`, each item
-//! checked by the same rules as the API. A final journal line that is cut
-//! short (a crash while it was written, so never acknowledged) is dropped
-//! with a warning and cut from the file; a bad record anywhere else stops
-//! start-up, as does a bad snapshot, leaving every file as it was.
+//! checked by the same rules as the API. A final journal line without its
+//! newline (a crash while it was written, so never acknowledged) is dropped
+//! with a warning and cut from the file; any whole line that does not load,
+//! the last one included, stops start-up, as does a bad snapshot, leaving
+//! every file as it was.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -594,15 +595,12 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
             );
             break;
         };
-        let line = &rest[..end];
-        match apply_record(line, state) {
-            Ok(()) => good += end + 1,
-            Err(err) if end + 1 == rest.len() => {
-                log::warn!("{shown}: dropping line {line_no}, the last, as torn: {err}");
-                break;
-            }
-            Err(err) => return Err(format!("{shown}: line {line_no}: {err}")),
-        }
+        // A whole line that does not load was not torn by a crash: the
+        // file was damaged or edited, and guessing which records to keep
+        // could lose acknowledged writes. Stop, and leave the file as is.
+        apply_record(&rest[..end], state)
+            .map_err(|err| format!("{shown}: line {line_no}: {err}"))?;
+        good += end + 1;
         rest = &rest[end + 1..];
     }
     if good < bytes.len() {

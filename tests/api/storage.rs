@@ -8,13 +8,52 @@ use serde_json::{Value, json};
 use widgets_todos::store::Store;
 use widgets_todos::todos::Todo;
 
-use crate::cli::{kill_9, run, spawn_remote, stop_with};
+use crate::cli::{BIN, kill_9, run, spawn_remote, stop_with, wait_with_timeout};
 use crate::support::{TempDir, TestServer};
 
 fn journal_lines(path: &std::path::Path) -> usize {
     let mut journal = path.as_os_str().to_owned();
     journal.push(".journal");
     fs::read_to_string(journal).map_or(0, |text| text.lines().count())
+}
+
+/// Starts the binary on `data` (and `extra` flags), which must refuse to
+/// start: exit status 1 within 10 s. Returns its stderr. A server that
+/// starts instead is killed, and the test fails.
+fn refused_start(data: &std::path::Path, extra: &[&str]) -> String {
+    use std::io::Read;
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "--port",
+            "0",
+            "--data",
+            data.to_str().expect("a UTF-8 path"),
+        ])
+        .args(extra)
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the binary");
+    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
+    let mut out = String::new();
+    let mut err = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out);
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err);
+    if status.is_none() {
+        let _ = child.wait();
+    }
+    assert!(status.is_some(), "the server started: {out}{err}");
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}{err}");
+    err
 }
 
 #[test]
@@ -255,4 +294,38 @@ fn compaction_keeps_every_change() {
         reopened.create("/api/todos", r#"{"userId": 1, "title": "n"}"#)["id"],
         13
     );
+}
+
+/// Four acknowledged records, then one byte of the last changed, its newline
+/// kept: a complete line that does not load is corruption, not a torn write
+/// (a write in progress never reaches its newline), so start-up stops and
+/// every file stays as it was.
+#[test]
+fn a_complete_last_line_that_does_not_load_stops_start_up() {
+    let dir = TempDir::new("bad-last-line");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let first = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":2,"userId":1,"title":"b","completed":false}}"#,
+        "\n",
+        r#"{"seq":3,"op":"put","collection":"todos","item":{"id":3,"userId":1,"title":"c","completed":false}}"#,
+        "\n",
+    );
+    for last in [
+        // Not JSON any more: 'f' of false became 'g'.
+        r#"{"seq":4,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":galse}}"#,
+        // JSON, but an invalid item: userId 1 became 0.
+        r#"{"seq":4,"op":"put","collection":"todos","item":{"id":4,"userId":0,"title":"d","completed":false}}"#,
+        // A record number that does not follow on.
+        r#"{"seq":5,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":false}}"#,
+    ] {
+        let text = format!("{first}{last}\n");
+        fs::write(&journal, &text).expect("write the journal");
+        let stderr = refused_start(&data, &[]);
+        assert!(stderr.contains("line 4"), "{last}: {stderr}");
+        assert_eq!(fs::read_to_string(&journal).expect("read"), text, "{last}");
+        assert!(!data.exists(), "{last}: a failed start creates no file");
+    }
 }
