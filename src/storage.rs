@@ -57,12 +57,21 @@ use crate::error::ApiError;
 use crate::items::Items;
 use crate::resource::{self, Resource};
 use crate::todos::Todo;
+use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
 
 /// By default, the journal may hold this many records, or as many as there
 /// are items stored if that is more, before it is compacted into a new
 /// snapshot.
 pub const COMPACT_AFTER: u64 = 10_000;
+
+/// The last journal record number. Record numbers (`seq`) run from 1, and
+/// 0 means "no record yet"; like ids, they stay within the integers every
+/// JSON reader holds exactly (jq, JavaScript), so that a snapshot or a
+/// journal can be read and checked with any tool. At 100,000 writes a
+/// second they would last 2,800 years; only a hand-edited `seq` reaches
+/// the end, and then writes are refused rather than numbered past it.
+pub const MAX_SEQ: u64 = MAX_SAFE_INTEGER;
 
 /// One collection as loaded: its items by id and the highest id handed out.
 #[derive(Debug)]
@@ -226,24 +235,31 @@ impl Storage {
     }
 
     /// Appends the record of a `put` (create or update) of `item`. Call it
-    /// under the collection's lock, right after the change; returns the
-    /// record's `seq` for [`Storage::commit`].
-    pub fn put<T: Resource>(&self, item: &T) -> u64 {
+    /// under the collection's lock, right before making the change, which
+    /// must not be made if this fails (503 once writing has failed, 507 when
+    /// no record number is left); returns the record's `seq` for
+    /// [`Storage::commit`].
+    pub fn put<T: Resource>(&self, item: &T) -> Result<u64, ApiError> {
         self.append::<T>("put", Some(item), None)
     }
 
     /// Appends the record of deleting item `id`; see [`Storage::put`].
-    pub fn delete<T: Resource>(&self, id: u64) -> u64 {
+    pub fn delete<T: Resource>(&self, id: u64) -> Result<u64, ApiError> {
         self.append::<T>("delete", None, Some(id))
     }
 
     /// Appends the record of emptying a collection; see [`Storage::put`].
-    pub fn clear<T: Resource>(&self) -> u64 {
+    pub fn clear<T: Resource>(&self) -> Result<u64, ApiError> {
         self.append::<T>("clear", None, None)
     }
 
     /// Appends one journal record (see the module comment for the format).
-    fn append<T: Resource>(&self, op: &'static str, item: Option<&T>, id: Option<u64>) -> u64 {
+    fn append<T: Resource>(
+        &self,
+        op: &'static str,
+        item: Option<&T>,
+        id: Option<u64>,
+    ) -> Result<u64, ApiError> {
         #[derive(Serialize)]
         struct Record<'a, T> {
             seq: u64,
@@ -255,8 +271,20 @@ impl Storage {
             id: Option<u64>,
         }
         let mut log = self.log();
+        if let Some(why) = &log.failed {
+            return Err(unavailable(why));
+        }
         let seq = log.next_seq;
-        log.next_seq += 1;
+        if seq > MAX_SEQ {
+            return Err(ApiError::Exhausted {
+                detail: format!(
+                    "no journal record numbers left: the data file has used every one \
+                     up to {MAX_SEQ}; nothing was changed"
+                ),
+                hint: "stop the server (a clean stop empties the journal), set \"seq\" to 0 \
+                       in the data file, and start it again",
+            });
+        }
         let record = Record {
             seq,
             op,
@@ -266,19 +294,21 @@ impl Storage {
         };
         let before = log.pending.len();
         // Serializing our own records into a Vec cannot fail; if it ever
-        // did, the half-written record is taken back out.
-        if serde_json::to_writer(&mut log.pending, &record).is_err() {
+        // did, the half-written record is taken back out and the change is
+        // not made.
+        if let Err(err) = serde_json::to_writer(&mut log.pending, &record) {
             log.pending.truncate(before);
-            log.failed = Some("a journal record could not be encoded".into());
-            return seq;
+            log::error!("cannot encode a journal record: {err}");
+            return Err(ApiError::Internal);
         }
+        log.next_seq += 1;
         log.pending.push(b'\n');
         log.appended_bytes += (log.pending.len() - before) as u64;
         log.since_cut += 1;
         if log.since_cut == log.compact_at {
             self.changed.notify_all();
         }
-        seq
+        Ok(seq)
     }
 
     /// Returns once record `seq` is on disk: see the module comment. 503 if
@@ -528,7 +558,9 @@ fn parse_snapshot(text: &[u8]) -> Result<State, String> {
     };
     let mut state = State::default();
     if let Some(seq) = members.remove("seq") {
-        state.seq = seq.as_u64().ok_or("\"seq\" must be a whole number")?;
+        state.seq = seq.as_u64().filter(|seq| *seq <= MAX_SEQ).ok_or(format!(
+            "\"seq\" must be a whole number from 0 to {MAX_SEQ}"
+        ))?;
     }
     let mut last_ids = match members.remove("lastId") {
         None => Map::new(),
@@ -567,7 +599,10 @@ fn load_items<T: Resource>(
     if let Some(last) = last_ids.remove(name) {
         let last = last
             .as_u64()
-            .ok_or_else(|| format!("lastId.{name} must be a whole number"))?;
+            .filter(|last| *last <= MAX_SAFE_INTEGER)
+            .ok_or_else(|| {
+                format!("lastId.{name} must be a whole number from 0 to {MAX_SAFE_INTEGER}")
+            })?;
         into.last_id = into.last_id.max(last);
     }
     Ok(())
@@ -620,7 +655,10 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
     let seq = record
         .get("seq")
         .and_then(Value::as_u64)
-        .ok_or("no \"seq\"")?;
+        .filter(|seq| (1..=MAX_SEQ).contains(seq))
+        .ok_or(format!(
+            "\"seq\" must be a whole number from 1 to {MAX_SEQ}"
+        ))?;
     if seq <= state.seq {
         // Already in the snapshot (a compaction was cut short, or a back-up
         // copied the journal before a newer snapshot).

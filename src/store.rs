@@ -10,7 +10,11 @@
 //!   which serialize the item stored rather than copy it out.
 //!   That one lock per request is what makes every request atomic and the
 //!   whole API linearizable.
-//! - No id is ever handed out twice: `last_id` only grows, deletes included.
+//! - No id is ever handed out twice: `last_id` only grows, deletes included,
+//!   and never past 2^53-1 (API-CONTRACT.md); then creates get 507.
+//! - With `--data`, a change's journal record is appended before the change
+//!   is made, under the same lock: a write the journal refuses changes
+//!   nothing.
 //! - A poisoned lock does not stop the server. Every mutation here is a
 //!   plain field assignment or map insert, which cannot leave an item half
 //!   written, so after a panic elsewhere the data is still whole and
@@ -28,6 +32,7 @@ use crate::resource::Resource;
 use crate::response::{Tag, decimal};
 use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
 use crate::todos::Todo;
+use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
 
 /// The items of one resource, keyed by id so listing is in ascending id.
@@ -339,6 +344,16 @@ impl Store {
         }
     }
 
+    /// Appends a change's journal record with `append` (with `--data`);
+    /// `None` in memory only. Call it under the collection's lock, before
+    /// making the change, and make it only if this succeeds.
+    fn journal(
+        &self,
+        append: impl FnOnce(&Storage) -> Result<u64, ApiError>,
+    ) -> Result<Option<u64>, ApiError> {
+        self.shared.storage.as_ref().map(append).transpose()
+    }
+
     /// Waits until the journal record `seq` is on disk (with `--data`).
     fn commit(&self, seq: Option<u64>) -> Result<(), ApiError> {
         match (&self.shared.storage, seq) {
@@ -347,7 +362,8 @@ impl Store {
         }
     }
 
-    /// Adds an item with the next id; 507 when the collection is full.
+    /// Adds an item with the next id; 507 when the collection is full or
+    /// has handed out every id.
     /// Returns its id and its JSON, made under the lock from the item
     /// stored rather than from a copy, once the item is durable (with
     /// `--data`).
@@ -361,10 +377,13 @@ impl Store {
                     limit: self.shared.max_items,
                 });
             }
+            if collection.last_id >= MAX_SAFE_INTEGER {
+                return Err(no_ids_left::<T>());
+            }
             let id = collection.last_id + 1;
             let item = T::create(id, new);
             let body = item_json(&item)?;
-            let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
+            let seq = self.journal(|s| s.put(&item))?;
             collection.last_id = id;
             collection.items.insert(id, item);
             collection.listed = None;
@@ -397,8 +416,21 @@ impl Store {
                 item,
                 kept: collection.rendered.get(&id),
             })?;
-            change(item);
-            let seq = self.shared.storage.as_ref().map(|s| s.put(&*item));
+            let seq = match &self.shared.storage {
+                None => {
+                    change(item);
+                    None
+                }
+                // The record is of the changed item, and the journal may
+                // refuse it: change a copy, and keep it only once recorded.
+                Some(storage) => {
+                    let mut changed = item.clone();
+                    change(&mut changed);
+                    let seq = storage.put(&changed)?;
+                    *item = changed;
+                    Some(seq)
+                }
+            };
             let rendered = item_json(&*item).map(Rendered::new);
             collection.listed = None;
             match &rendered {
@@ -419,10 +451,11 @@ impl Store {
         let seq = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
+            let seq = self.journal(|s| s.clear::<T>())?;
             collection.items.clear();
             collection.listed = None;
             collection.rendered.clear();
-            self.shared.storage.as_ref().map(|s| s.clear::<T>())
+            seq
         };
         self.commit(seq)
     }
@@ -445,13 +478,26 @@ impl Store {
                 item,
                 kept: collection.rendered.get(&id),
             })?;
+            let seq = self.journal(|s| s.delete::<T>(id))?;
             collection.items.remove(id);
             collection.listed = None;
             collection.rendered.remove(&id);
-            self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
+            seq
         };
         self.commit(seq)?;
         Ok(true)
+    }
+}
+
+/// The 507 for a create once a collection has handed out every id.
+fn no_ids_left<T: Resource>() -> ApiError {
+    ApiError::Exhausted {
+        detail: format!(
+            "no ids left: every {} id up to {MAX_SAFE_INTEGER} has been handed out, and ids \
+             are never reused; nothing was stored",
+            T::KIND
+        ),
+        hint: "keep new items in a new data file (--data)",
     }
 }
 

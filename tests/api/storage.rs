@@ -9,7 +9,7 @@ use widgets_todos::store::Store;
 use widgets_todos::todos::Todo;
 
 use crate::cli::{BIN, kill_9, run, spawn_remote, stop_with, wait_with_timeout};
-use crate::support::{TempDir, TestServer};
+use crate::support::{TempDir, TestServer, problem};
 
 fn journal_lines(path: &std::path::Path) -> usize {
     let mut journal = path.as_os_str().to_owned();
@@ -328,4 +328,139 @@ fn a_complete_last_line_that_does_not_load_stops_start_up() {
         assert_eq!(fs::read_to_string(&journal).expect("read"), text, "{last}");
         assert!(!data.exists(), "{last}: a failed start creates no file");
     }
+}
+
+/// Ids are 1 to 2^53-1. Once a collection has handed out the last one, a
+/// create is refused with 507 and nothing is stored, in memory or on disk;
+/// the other collection goes on.
+#[test]
+fn a_collection_out_of_ids_refuses_creates_and_stores_nothing() {
+    let dir = TempDir::new("ids-run-out");
+    let data = dir.join("data.json");
+    fs::write(
+        &data,
+        r#"{"todos": [{"id": 9007199254740990, "userId": 1, "title": "next to last"}]}"#,
+    )
+    .expect("write the fixture");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    let last = server.create("/api/todos", r#"{"userId": 1, "title": "last"}"#);
+    assert_eq!(last["id"], 9_007_199_254_740_991_u64);
+    let refused = server.json(
+        "POST",
+        "/api/todos",
+        r#"{"userId": 1, "title": "one more"}"#,
+    );
+    let detail = problem(&refused, 507)["detail"].to_string();
+    assert!(detail.contains("no ids left"), "{detail}");
+    let listed = server.get("/api/todos");
+    assert_eq!(listed.header("X-Total-Count"), Some("2"));
+    assert_eq!(listed.json().as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        server.create("/api/widgets", r#"{"price": "1", "quality": "q"}"#)["id"],
+        1
+    );
+    drop(server);
+
+    // What was acknowledged is all there after a restart, and still no id
+    // is left.
+    let server = TestServer::with_store(Store::open(100, &data).expect("reload"));
+    let ids: Vec<Value> = server
+        .get("/api/todos")
+        .json()
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|todo| todo["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            json!(9_007_199_254_740_990_u64),
+            json!(9_007_199_254_740_991_u64)
+        ]
+    );
+    problem(
+        &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+        507,
+    );
+    drop(server);
+
+    // A fixture whose last id is the last one loads, and refuses creates.
+    fs::remove_file(dir.join("data.json.journal")).expect("remove the journal");
+    fs::write(&data, r#"{"lastId": {"todos": 9007199254740991}}"#).expect("write");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    problem(
+        &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+        507,
+    );
+    assert_eq!(server.get("/api/todos").json(), json!([]));
+}
+
+/// `lastId` values are ids (0 to 2^53-1) and `seq`, the journal's record
+/// number, is 0 to 2^53-1 too: anything else stops start-up.
+#[test]
+fn ids_and_record_numbers_out_of_range_stop_start_up() {
+    let dir = TempDir::new("ranges");
+    let data = dir.join("data.json");
+    let cases = [
+        (
+            r#"{"lastId": {"todos": 18446744073709551615}}"#,
+            "lastId.todos",
+        ),
+        (
+            r#"{"lastId": {"widgets": 9007199254740992}}"#,
+            "lastId.widgets",
+        ),
+        (r#"{"lastId": {"todos": -1}}"#, "lastId.todos"),
+        (r#"{"seq": 18446744073709551615}"#, "seq"),
+        (r#"{"seq": 9007199254740992, "todos": []}"#, "seq"),
+    ];
+    for (fixture, name) in cases {
+        fs::write(&data, fixture).expect("write the fixture");
+        let stderr = refused_start(&data, &[]);
+        assert!(stderr.contains(name), "{fixture}: {stderr}");
+        assert!(stderr.contains("9007199254740991"), "{fixture}: {stderr}");
+        assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
+    }
+
+    // A journal record numbered past the range.
+    fs::write(&data, r#"{"seq": 9007199254740991}"#).expect("write the snapshot");
+    let journal = dir.join("data.json.journal");
+    let record = concat!(
+        r#"{"seq":9007199254740992,"op":"delete","collection":"todos","id":1}"#,
+        "\n"
+    );
+    fs::write(&journal, record).expect("write the journal");
+    let stderr = refused_start(&data, &[]);
+    assert!(stderr.contains("line 1"), "{stderr}");
+    assert_eq!(fs::read_to_string(&journal).expect("read"), record);
+}
+
+/// With the last record number used, a write is refused (507) before
+/// anything changes, so that the journal never holds a record the loader
+/// would refuse.
+#[test]
+fn a_journal_out_of_record_numbers_refuses_writes() {
+    let dir = TempDir::new("seq-run-out");
+    let data = dir.join("data.json");
+    fs::write(
+        &data,
+        r#"{"seq": 9007199254740991, "todos": [{"id": 1, "userId": 1, "title": "a"}]}"#,
+    )
+    .expect("write the fixture");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    let before = server.get("/api/todos").json();
+    for (method, path, body) in [
+        ("POST", "/api/todos", r#"{"userId": 1, "title": "b"}"#),
+        ("PATCH", "/api/todos/1", r#"{"completed": true}"#),
+        ("DELETE", "/api/todos/1", ""),
+    ] {
+        let refused = server.json(method, path, body);
+        let detail = problem(&refused, 507)["detail"].to_string();
+        assert!(detail.contains("record numbers"), "{method}: {detail}");
+    }
+    assert_eq!(server.get("/api/todos").json(), before);
+    drop(server);
+    let server = TestServer::with_store(Store::open(100, &data).expect("reload"));
+    assert_eq!(server.get("/api/todos").json(), before);
 }
