@@ -36,12 +36,9 @@
 //!
 //! # Loading
 //!
-//! The snapshot, then every journal record with a higher `seq`, each item
-//! checked by the same rules as the API. A final journal line without its
-//! newline (a crash while it was written, so never acknowledged) is dropped
-//! with a warning and cut from the file; any whole line that does not load,
-//! the last one included, stops start-up, as does a bad snapshot, leaving
-//! every file as it was.
+//! `load.rs` reads the files at start-up: the snapshot, then every journal
+//! record with a higher `seq`, each item checked by the same rules as the
+//! API.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -50,12 +47,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::connection::lock;
 use crate::error::ApiError;
-use crate::items::Items;
-use crate::resource::{self, Resource};
+use crate::load::{self, State};
+use crate::resource::Resource;
 use crate::todos::Todo;
 use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
@@ -72,31 +68,6 @@ pub const COMPACT_AFTER: u64 = 10_000;
 /// second they would last 2,800 years; only a hand-edited `seq` reaches
 /// the end, and then writes are refused rather than numbered past it.
 pub const MAX_SEQ: u64 = MAX_SAFE_INTEGER;
-
-/// One collection as loaded: its items by id and the highest id handed out.
-#[derive(Debug)]
-pub struct Loaded<T> {
-    pub items: Items<T>,
-    pub last_id: u64,
-}
-
-impl<T> Default for Loaded<T> {
-    fn default() -> Self {
-        Loaded {
-            items: Items::default(),
-            last_id: 0,
-        }
-    }
-}
-
-/// Everything in the data files at start-up.
-#[derive(Debug, Default)]
-pub struct State {
-    pub widgets: Loaded<Widget>,
-    pub todos: Loaded<Todo>,
-    /// The last journal record applied.
-    pub seq: u64,
-}
 
 /// A snapshot to write: borrowed items, serialized outside every lock.
 pub struct Snapshot<W, T> {
@@ -151,19 +122,32 @@ pub struct Cut {
 }
 
 impl Storage {
-    /// Opens (creating if absent) the data files at `path` and loads them.
-    /// The error is a message naming the file and, for bad data, the record
-    /// or item and field.
-    pub fn open(path: &Path, compact_after: u64) -> Result<(Storage, State), String> {
+    /// Opens (creating if absent) the data files at `path` and loads them
+    /// (see `load.rs`), each collection with at most `max_items` items. The
+    /// error is a message naming the file and, for bad data, the record or
+    /// item and field.
+    pub fn open(
+        path: &Path,
+        compact_after: u64,
+        max_items: usize,
+    ) -> Result<(Storage, State), String> {
         let snapshot_path = path.to_path_buf();
         let journal_path = journal_path(path);
         let shown = path.display();
-        let mut state = match fs::read(path) {
-            Ok(text) => parse_snapshot(&text).map_err(|err| format!("{shown}: {err}"))?,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => State::default(),
-            Err(err) => return Err(format!("cannot read {shown}: {err}")),
-        };
-        let journal_bytes = replay_journal(&journal_path, &mut state)?;
+        let mut state = load::read_snapshot(path, max_items)?.unwrap_or_default();
+        let journal_bytes = load::replay_journal(&journal_path, &mut state)?;
+        for (count, name) in [
+            (state.widgets.items.len(), "widgets"),
+            (state.todos.items.len(), "todos"),
+        ] {
+            if count > max_items {
+                let journal = journal_path.display();
+                return Err(format!(
+                    "{journal}: {}",
+                    load::too_many(count, name, max_items)
+                ));
+            }
+        }
         if !path.exists() {
             // An empty snapshot (the journal, if any, still holds the rest),
             // so that the files are whole from the start. Only once the
@@ -480,7 +464,7 @@ fn unavailable(why: &str) -> ApiError {
 }
 
 /// "todos" for `/api/todos`.
-fn collection_name<T: Resource>() -> &'static str {
+pub(crate) fn collection_name<T: Resource>() -> &'static str {
     T::PATH.rsplit('/').next().unwrap_or(T::PATH)
 }
 
@@ -547,160 +531,4 @@ fn write_items<I: Serialize>(out: &mut impl Write, name: &str, items: &[I]) -> i
         serde_json::to_writer(&mut *out, item)?;
     }
     out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
-}
-
-/// Reads a snapshot or a hand-written fixture.
-fn parse_snapshot(text: &[u8]) -> Result<State, String> {
-    let document: Value =
-        serde_json::from_slice(text).map_err(|err| format!("not valid JSON: {err}"))?;
-    let Value::Object(mut members) = document else {
-        return Err("expected an object like {\"widgets\": [...], \"todos\": [...]}".into());
-    };
-    let mut state = State::default();
-    if let Some(seq) = members.remove("seq") {
-        state.seq = seq.as_u64().filter(|seq| *seq <= MAX_SEQ).ok_or(format!(
-            "\"seq\" must be a whole number from 0 to {MAX_SEQ}"
-        ))?;
-    }
-    let mut last_ids = match members.remove("lastId") {
-        None => Map::new(),
-        Some(Value::Object(ids)) => ids,
-        Some(_) => return Err("\"lastId\" must be an object".into()),
-    };
-    load_items(&mut members, &mut last_ids, &mut state.widgets)?;
-    load_items(&mut members, &mut last_ids, &mut state.todos)?;
-    if let Some(name) = members.keys().chain(last_ids.keys()).next() {
-        return Err(format!(
-            "unknown member \"{name}\"; expected widgets, todos (and seq, lastId)"
-        ));
-    }
-    Ok(state)
-}
-
-fn load_items<T: Resource>(
-    members: &mut Map<String, Value>,
-    last_ids: &mut Map<String, Value>,
-    into: &mut Loaded<T>,
-) -> Result<(), String> {
-    let name = collection_name::<T>();
-    let items = match members.remove(name) {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(format!("\"{name}\" must be an array")),
-    };
-    for (n, value) in items.into_iter().enumerate() {
-        let item: T = resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
-        let id = item.id();
-        if into.items.insert(id, item).is_some() {
-            return Err(format!("{name}[{n}]: id {id} appears twice"));
-        }
-        into.last_id = into.last_id.max(id);
-    }
-    if let Some(last) = last_ids.remove(name) {
-        let last = last
-            .as_u64()
-            .filter(|last| *last <= MAX_SAFE_INTEGER)
-            .ok_or_else(|| {
-                format!("lastId.{name} must be a whole number from 0 to {MAX_SAFE_INTEGER}")
-            })?;
-        into.last_id = into.last_id.max(last);
-    }
-    Ok(())
-}
-
-/// Applies every journal record after the snapshot's `seq`; returns the
-/// journal's length once a torn last line, if any, is cut off.
-fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
-    let shown = path.display();
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(err) => return Err(format!("cannot read {shown}: {err}")),
-    };
-    let mut good = 0; // bytes of whole, applied lines
-    let mut line_no = 0;
-    let mut rest = &bytes[..];
-    while !rest.is_empty() {
-        line_no += 1;
-        // A record is acknowledged only once its newline is on disk, so a
-        // last line without one was never acknowledged: drop it unread.
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            log::warn!(
-                "{shown}: dropping line {line_no}, cut short by a crash while it was written"
-            );
-            break;
-        };
-        // A whole line that does not load was not torn by a crash: the
-        // file was damaged or edited, and guessing which records to keep
-        // could lose acknowledged writes. Stop, and leave the file as is.
-        apply_record(&rest[..end], state)
-            .map_err(|err| format!("{shown}: line {line_no}: {err}"))?;
-        good += end + 1;
-        rest = &rest[end + 1..];
-    }
-    if good < bytes.len() {
-        let file = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|err| format!("cannot open {shown}: {err}"))?;
-        file.set_len(good as u64)
-            .and_then(|()| file.sync_all())
-            .map_err(|err| format!("cannot cut the torn line from {shown}: {err}"))?;
-    }
-    Ok(good as u64)
-}
-
-fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
-    let record: Value = serde_json::from_slice(line).map_err(|err| format!("not JSON: {err}"))?;
-    let seq = record
-        .get("seq")
-        .and_then(Value::as_u64)
-        .filter(|seq| (1..=MAX_SEQ).contains(seq))
-        .ok_or(format!(
-            "\"seq\" must be a whole number from 1 to {MAX_SEQ}"
-        ))?;
-    if seq <= state.seq {
-        // Already in the snapshot (a compaction was cut short, or a back-up
-        // copied the journal before a newer snapshot).
-        return Ok(());
-    }
-    if seq != state.seq + 1 {
-        return Err(format!(
-            "records {} to {} are missing: this journal does not follow on from the snapshot",
-            state.seq + 1,
-            seq - 1
-        ));
-    }
-    match record.get("collection").and_then(Value::as_str) {
-        Some("widgets") => apply_to(&record, &mut state.widgets)?,
-        Some("todos") => apply_to(&record, &mut state.todos)?,
-        _ => return Err("\"collection\" must be \"widgets\" or \"todos\"".into()),
-    }
-    state.seq = seq;
-    Ok(())
-}
-
-fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), String> {
-    match record.get("op").and_then(Value::as_str) {
-        Some("put") => {
-            let value = record
-                .get("item")
-                .cloned()
-                .ok_or("a put without \"item\"")?;
-            let item: T = resource::from_stored(value)?;
-            let id = item.id();
-            into.last_id = into.last_id.max(id);
-            into.items.insert(id, item);
-        }
-        Some("delete") => {
-            let id = record
-                .get("id")
-                .and_then(Value::as_u64)
-                .ok_or("a delete without \"id\"")?;
-            into.items.remove(id);
-        }
-        Some("clear") => into.items.clear(),
-        _ => return Err("\"op\" must be \"put\", \"delete\" or \"clear\"".into()),
-    }
-    Ok(())
 }

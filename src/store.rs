@@ -27,10 +27,11 @@ use std::thread::JoinHandle;
 
 use crate::error::ApiError;
 use crate::items::Items;
+use crate::load::{Loaded, State};
 use crate::query::{FieldValue, ListQuery, Queryable};
 use crate::resource::Resource;
 use crate::response::{Tag, decimal};
-use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
+use crate::storage::{COMPACT_AFTER, Snapshot, Storage};
 use crate::todos::Todo;
 use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
@@ -252,7 +253,7 @@ impl Store {
         path: &Path,
         records: u64,
     ) -> Result<Store, String> {
-        let (storage, state) = Storage::open(path, records)?;
+        let (storage, state) = Storage::open(path, records, max_items)?;
         let store = Store::with(max_items, state, Some(storage));
         let shared = Arc::clone(&store.shared);
         let compactor = std::thread::Builder::new()

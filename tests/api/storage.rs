@@ -464,3 +464,106 @@ fn a_journal_out_of_record_numbers_refuses_writes() {
     let server = TestServer::with_store(Store::open(100, &data).expect("reload"));
     assert_eq!(server.get("/api/todos").json(), before);
 }
+
+/// A name given twice in a data file (at the top, in `lastId`, in an item,
+/// in a journal record) is ambiguous: refused, not "the last one wins".
+#[test]
+fn duplicate_names_in_the_data_files_stop_start_up() {
+    let dir = TempDir::new("duplicates");
+    let data = dir.join("data.json");
+    let todo = r#"{"id": 1, "userId": 1, "title": "a"}"#;
+    let cases = [
+        (
+            format!(r#"{{"todos": [{todo}], "todos": []}}"#),
+            "\"todos\"",
+        ),
+        (
+            format!(r#"{{"seq": 1, "todos": [{todo}], "seq": 0}}"#),
+            "\"seq\"",
+        ),
+        (
+            r#"{"lastId": {"todos": 9, "todos": 1}}"#.to_string(),
+            "lastId.todos",
+        ),
+        (
+            r#"{"lastId": {"todos": 9}, "lastId": {}}"#.to_string(),
+            "\"lastId\"",
+        ),
+        (
+            r#"{"todos": [{"id": 1, "userId": 1, "title": "a", "title": "b"}]}"#.to_string(),
+            "title",
+        ),
+        (
+            r#"{"widgets": [{"id": 1, "id": 2, "price": "1", "quality": "q"}]}"#.to_string(),
+            "id",
+        ),
+    ];
+    for (fixture, name) in &cases {
+        fs::write(&data, fixture).expect("write the fixture");
+        let stderr = refused_start(&data, &[]);
+        assert!(
+            stderr.contains(name) && stderr.contains("more than once"),
+            "{fixture}: {stderr}"
+        );
+        assert_eq!(fs::read_to_string(&data).expect("read"), *fixture);
+    }
+
+    fs::remove_file(&data).expect("remove the snapshot");
+    let journal = dir.join("data.json.journal");
+    for record in [
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","title":"b"}}"#,
+        r#"{"seq":1,"op":"put","collection":"todos","op":"delete","id":1,"item":{"id":1,"userId":1,"title":"a"}}"#,
+    ] {
+        let text = format!("{record}\n");
+        fs::write(&journal, &text).expect("write the journal");
+        let stderr = refused_start(&data, &[]);
+        // serde's own words for a record's names, ours for an item's.
+        assert!(
+            stderr.contains("line 1")
+                && (stderr.contains("more than once") || stderr.contains("duplicate field `op`")),
+            "{record}: {stderr}"
+        );
+        assert_eq!(fs::read_to_string(&journal).expect("read"), text);
+        assert!(!data.exists());
+    }
+}
+
+/// A data file holding more items than `--max-items` allows would load and
+/// then refuse every create: refused at start-up instead, saying how many.
+#[test]
+fn more_items_than_max_items_stop_start_up() {
+    let dir = TempDir::new("over-max-items");
+    let data = dir.join("data.json");
+    let todos: Vec<String> = (1..=5)
+        .map(|id| format!(r#"{{"id": {id}, "userId": 1, "title": "t{id}"}}"#))
+        .collect();
+    let fixture = format!(r#"{{"todos": [{}]}}"#, todos.join(",\n"));
+    fs::write(&data, &fixture).expect("write the fixture");
+    let stderr = refused_start(&data, &["--max-items", "3"]);
+    assert!(
+        stderr.contains("5 todos") && stderr.contains("--max-items 3"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
+
+    // The same count, reached through the journal.
+    let fixture = format!(r#"{{"todos": [{}]}}"#, todos[..3].join(",\n"));
+    fs::write(&data, &fixture).expect("write the fixture");
+    let journal = dir.join("data.json.journal");
+    let records = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":5,"userId":1,"title":"e","completed":false}}"#,
+        "\n",
+    );
+    fs::write(&journal, records).expect("write the journal");
+    let stderr = refused_start(&data, &["--max-items", "4"]);
+    assert!(
+        stderr.contains("5 todos") && stderr.contains("--max-items 4"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&journal).expect("read"), records);
+    // With room enough, the same files load.
+    let store = Store::open(5, &data).expect("load with --max-items 5");
+    assert_eq!(store.list::<Todo>().len(), 5);
+}
