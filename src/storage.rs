@@ -15,6 +15,10 @@
 //!   `{"seq":44,"op":"delete","collection":"todos","id":9}`, or, with
 //!   `--allow-reset`, `{"seq":45,"op":"clear","collection":"todos"}`.
 //!
+//! Either name may be a symbolic link: the file it points to is the one
+//! read and rewritten (`resolve`), and a rewritten file keeps the mode of
+//! the one it replaces (`create_replacement`).
+//!
 //! # Writing
 //!
 //! A change is made in memory and its record appended to a buffer, both
@@ -42,7 +46,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -131,8 +135,14 @@ impl Storage {
         compact_after: u64,
         max_items: usize,
     ) -> Result<(Storage, State), String> {
-        let snapshot_path = path.to_path_buf();
-        let journal_path = journal_path(path);
+        // Each file is the one its name leads to, through any symbolic
+        // links; new files are made and renamed beside it.
+        let resolved = |path: &Path| {
+            resolve(path).map_err(|err| format!("cannot follow {}: {err}", path.display()))
+        };
+        let snapshot_path = resolved(path)?;
+        let journal_path = resolved(&journal_path(path))?;
+        let path = snapshot_path.as_path();
         let shown = path.display();
         let mut state = load::read_snapshot(path, max_items)?.unwrap_or_default();
         let journal_bytes = load::replay_journal(&journal_path, &mut state)?;
@@ -176,7 +186,10 @@ impl Storage {
             .append(true)
             .open(&journal_path)
             .map_err(|err| format!("cannot open {}: {err}", journal_path.display()))?;
-        sync_dir(path).map_err(|err| format!("cannot sync the directory of {shown}: {err}"))?;
+        for file in [path, &journal_path] {
+            sync_dir(file)
+                .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
+        }
         let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
         let storage = Storage {
             snapshot_path,
@@ -393,17 +406,11 @@ impl Storage {
 
         // The new journal is opened before it takes the old one's name, so
         // that once the rename is done there is a handle on it.
-        let tmp = tmp_path(&self.journal_path);
         let mut renamed = false;
         let replaced = (|| -> io::Result<File> {
             let mut tail = vec![0u8; (end - cut.bytes) as usize];
             file.read_exact_at(&mut tail, cut.bytes)?;
-            let mut fresh = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)?;
+            let (tmp, mut fresh) = create_replacement(&self.journal_path)?;
             fresh.write_all(&tail)?;
             fresh.sync_all()?;
             fs::rename(&tmp, &self.journal_path)?;
@@ -480,6 +487,56 @@ fn tmp_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// The file `path` names once symbolic links are followed (only the last
+/// component needs it: the directories are the same whatever their path).
+/// A file is replaced by renaming a new one over it, and a rename replaces
+/// whatever has the name, link or file: so the target is what must be
+/// replaced, by a new file beside it (a rename cannot cross file systems).
+/// The target need not exist yet. The links are read once, at start-up.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    // As many links in a row as Linux follows before ELOOP.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Creates `path.tmp`, empty, to be renamed over `path`: with `path`'s
+/// permissions when it exists, so that a rewritten file keeps its mode (a
+/// private file stays private, and the umask narrows nothing). It is
+/// created no wider than that and set exactly before anything is written.
+fn create_replacement(path: &Path) -> io::Result<(PathBuf, File)> {
+    let tmp = tmp_path(path);
+    let kept = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(err),
+    };
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(true);
+    if let Some(permissions) = &kept {
+        options.mode(permissions.mode() & 0o7777);
+    }
+    let file = options.open(&tmp)?;
+    if let Some(permissions) = kept {
+        // `mode` above applies only to a new file, less the umask.
+        file.set_permissions(permissions)?;
+    }
+    Ok((tmp, file))
+}
+
 /// Fsyncs the directory holding `path`, which makes a file created or
 /// renamed there durable (the file's own fsync does not cover its name).
 fn sync_dir(path: &Path) -> io::Result<()> {
@@ -496,8 +553,8 @@ fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let tmp = tmp_path(path);
-    let mut out = BufWriter::new(File::create(&tmp)?);
+    let (tmp, file) = create_replacement(path)?;
+    let mut out = BufWriter::new(file);
     write(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;

@@ -567,3 +567,97 @@ fn more_items_than_max_items_stop_start_up() {
     let store = Store::open(5, &data).expect("load with --max-items 5");
     assert_eq!(store.list::<Todo>().len(), 5);
 }
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).expect("metadata").permissions().mode() & 0o7777
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A compaction replaces both files by renaming new ones over them; the
+/// new ones keep the old ones' modes (a private file stays private, and a
+/// group-writable one is not narrowed by the umask).
+#[test]
+fn rewritten_data_files_keep_their_mode() {
+    let dir = TempDir::new("modes");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    Store::open(100, &data).expect("create the files").close();
+    set_mode(&data, 0o660);
+    set_mode(&journal, 0o600);
+
+    let server = TestServer::with_store(Store::open(100, &data).expect("open"));
+    server.create("/api/todos", r#"{"userId": 1, "title": "a"}"#);
+    assert_eq!(journal_lines(&data), 1);
+    server.store().close();
+    assert_eq!(journal_lines(&data), 0, "the files were rewritten");
+    assert_eq!(mode(&data), 0o660);
+    assert_eq!(mode(&journal), 0o600);
+}
+
+/// `--data` naming a symbolic link: the server reads and rewrites the file
+/// the link points to, and the link stays. The journal, `PATH.journal`,
+/// may be a link too.
+#[test]
+fn data_files_that_are_symbolic_links_are_followed() {
+    let dir = TempDir::new("symlinks");
+    fs::create_dir(dir.join("real")).expect("mkdir");
+    let snapshot = dir.join("real/data.json");
+    fs::write(
+        &snapshot,
+        r#"{"todos": [{"id": 1, "userId": 1, "title": "a"}]}"#,
+    )
+    .expect("write the fixture");
+    let link = dir.join("link.json");
+    let journal_link = dir.join("link.json.journal");
+    std::os::unix::fs::symlink("real/data.json", &link).expect("link");
+    // Dangling until the server creates the journal where it points.
+    std::os::unix::fs::symlink("real/journal", &journal_link).expect("link");
+
+    let server = TestServer::with_store(Store::open(100, &link).expect("open"));
+    server.create("/api/todos", r#"{"userId": 1, "title": "b"}"#);
+    assert_eq!(journal_lines(&link), 1);
+    server.store().close();
+    drop(server);
+
+    for (path, target) in [(&link, "real/data.json"), (&journal_link, "real/journal")] {
+        assert_eq!(
+            fs::read_link(path).ok(),
+            Some(std::path::PathBuf::from(target)),
+            "{} is still a link to {target}",
+            path.display()
+        );
+    }
+    let written: Value =
+        serde_json::from_slice(&fs::read(&snapshot).expect("the target")).expect("JSON");
+    assert_eq!(written["todos"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        fs::read(dir.join("real/journal")).expect("the journal"),
+        b""
+    );
+    let mut names: Vec<_> = fs::read_dir(dir.join("real"))
+        .expect("list")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["data.json", "journal"], "no temporary file is left");
+
+    let server = TestServer::with_store(Store::open(100, &link).expect("reopen"));
+    assert_eq!(
+        server.get("/api/todos").json().as_array().map(Vec::len),
+        Some(2)
+    );
+
+    // A link that leads back to itself is refused at start-up.
+    let looped = dir.join("loop.json");
+    std::os::unix::fs::symlink("loop.json", &looped).expect("link");
+    let err = Store::open(100, &looped).err().expect("a loop fails");
+    assert!(
+        err.contains("loop.json") && err.contains("symbolic links"),
+        "{err}"
+    );
+}
