@@ -117,6 +117,13 @@ struct Log {
     closing: bool,
 }
 
+/// A record just appended: its number, and the last record on disk then.
+#[derive(Debug, Clone, Copy)]
+pub struct Appended {
+    pub seq: u64,
+    pub durable: u64,
+}
+
 /// Where a snapshot cuts the journal: the records up to `seq` are in the
 /// snapshot, and they are the journal's first `bytes` bytes.
 #[derive(Debug, Clone, Copy)]
@@ -234,19 +241,19 @@ impl Storage {
     /// Appends the record of a `put` (create or update) of `item`. Call it
     /// under the collection's lock, right before making the change, which
     /// must not be made if this fails (503 once writing has failed, 507 when
-    /// no record number is left); returns the record's `seq` for
+    /// no record number is left); the record's `seq` is for
     /// [`Storage::commit`].
-    pub fn put<T: Resource>(&self, item: &T) -> Result<u64, ApiError> {
+    pub fn put<T: Resource>(&self, item: &T) -> Result<Appended, ApiError> {
         self.append::<T>("put", Some(item), None)
     }
 
     /// Appends the record of deleting item `id`; see [`Storage::put`].
-    pub fn delete<T: Resource>(&self, id: u64) -> Result<u64, ApiError> {
+    pub fn delete<T: Resource>(&self, id: u64) -> Result<Appended, ApiError> {
         self.append::<T>("delete", None, Some(id))
     }
 
     /// Appends the record of emptying a collection; see [`Storage::put`].
-    pub fn clear<T: Resource>(&self) -> Result<u64, ApiError> {
+    pub fn clear<T: Resource>(&self) -> Result<Appended, ApiError> {
         self.append::<T>("clear", None, None)
     }
 
@@ -256,7 +263,7 @@ impl Storage {
         op: &'static str,
         item: Option<&T>,
         id: Option<u64>,
-    ) -> Result<u64, ApiError> {
+    ) -> Result<Appended, ApiError> {
         #[derive(Serialize)]
         struct Record<'a, T> {
             seq: u64,
@@ -305,7 +312,10 @@ impl Storage {
         if log.since_cut == log.compact_at {
             self.changed.notify_all();
         }
-        Ok(seq)
+        Ok(Appended {
+            seq,
+            durable: log.durable,
+        })
     }
 
     /// Returns once record `seq` is on disk: see the module comment. 503 if
@@ -349,15 +359,38 @@ impl Storage {
                 }
             }
             Err(err) => {
-                log::error!(
-                    "cannot write {}: {err}; refusing every write from now on",
-                    self.journal_path.display()
-                );
+                let shown = self.journal_path.display();
+                log::error!("cannot write {shown}: {err}; refusing every write from now on");
+                // Part of the batch may be in the file: whole records never
+                // acknowledged, which the next start would load. Cut the
+                // file back to its last durable record.
+                let durable_end = log.written_bytes;
+                if let Err(err) = file.set_len(durable_end).and_then(|()| file.sync_data()) {
+                    log::error!(
+                        "cannot cut {shown} back to its last durable record: {err}; \
+                         records of the failed writes may load at the next start"
+                    );
+                }
                 log.failed = Some(err.to_string());
+                log.pending = Vec::new();
             }
         }
         self.changed.notify_all();
         log
+    }
+
+    /// For tests: while `hold` is set, every writer waits as if a flush
+    /// were in progress, so that the next flush carries all their records.
+    #[cfg(test)]
+    pub(crate) fn hold_flushes(&self, hold: bool) {
+        self.log().flushing = hold;
+        self.changed.notify_all();
+    }
+
+    /// Every record up to this `seq` is on disk. Once writing has failed,
+    /// the store takes back every change after it.
+    pub fn durable(&self) -> u64 {
+        self.log().durable
     }
 
     /// Marks where a snapshot of the state as it is now cuts the journal.
@@ -383,22 +416,38 @@ impl Storage {
         cut: Cut,
         items: u64,
     ) -> io::Result<()> {
-        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
-
-        // Everything up to the cut must be in the journal file before its
-        // head is dropped, and nothing may be written while it is replaced.
+        // Everything up to the cut must be durable before the snapshot that
+        // holds it is written: should a journal write fail meanwhile, the
+        // store takes those changes back, and a snapshot holding them would
+        // bring them back at the next start.
         let mut log = self.log();
         loop {
             if let Some(why) = &log.failed {
                 return Err(io::Error::other(why.clone()));
             }
-            if log.flushing {
-                log = self.wait(log);
-            } else if log.written_bytes < cut.bytes {
-                log = self.flush(log);
-            } else {
+            if log.written_bytes >= cut.bytes {
                 break;
             }
+            log = if log.flushing {
+                self.wait(log)
+            } else {
+                self.flush(log)
+            };
+        }
+        drop(log);
+
+        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+
+        // Nothing may be written while the journal is replaced.
+        let mut log = self.log();
+        loop {
+            if let Some(why) = &log.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if !log.flushing {
+                break;
+            }
+            log = self.wait(log);
         }
         log.flushing = true;
         let (file, end) = (Arc::clone(&log.file), log.written_bytes);

@@ -661,3 +661,86 @@ fn data_files_that_are_symbolic_links_are_followed() {
         "{err}"
     );
 }
+
+/// A journal that cannot be written (here a link to `/dev/full`, where
+/// every write fails with ENOSPC, as on a full disk): the write gets 503 and
+/// changes nothing, in memory either, whatever kind of write it was; writes
+/// stay refused; and nothing of it comes back after a restart. (A unit test
+/// in `store.rs` covers several writes sharing the failed flush.)
+#[test]
+fn a_failed_journal_write_changes_nothing() {
+    assert!(
+        fs::metadata("/dev/full").is_ok(),
+        "this test needs /dev/full"
+    );
+    let dir = TempDir::new("disk-full");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let fixture = r#"{"todos": [{"id": 1, "userId": 1, "title": "a"},
+                                {"id": 2, "userId": 1, "title": "b"}],
+                      "widgets": [{"id": 1, "price": "$1", "quality": "ok"}]}"#;
+    let state = |server: &TestServer| {
+        let todos = server.get("/api/todos");
+        let widgets = server.get("/api/widgets");
+        (
+            todos.json(),
+            todos.header("X-Total-Count").map(str::to_string),
+            widgets.json(),
+            widgets.header("X-Total-Count").map(str::to_string),
+        )
+    };
+    let writes = [
+        ("POST", "/api/todos", r#"{"userId": 2, "title": "new"}"#),
+        ("PATCH", "/api/todos/1", r#"{"completed": true}"#),
+        ("PUT", "/api/todos/2", r#"{"title": "changed"}"#),
+        ("DELETE", "/api/todos/2", ""),
+        ("DELETE", "/api/todos", ""),
+        (
+            "POST",
+            "/api/widgets",
+            r#"{"price": "$2", "quality": "new"}"#,
+        ),
+        ("DELETE", "/api/widgets/1", ""),
+    ];
+    for (method, path, body) in writes {
+        fs::write(&data, fixture).expect("write the fixture");
+        let _ = fs::remove_file(&journal);
+        std::os::unix::fs::symlink("/dev/full", &journal).expect("link");
+        let open = || {
+            let store = Store::open(100, &data).expect("open");
+            let options = widgets_todos::router::Options {
+                allow_reset: true,
+                ..Default::default()
+            };
+            TestServer::with_app(widgets_todos::router::App::with_options(store, options))
+        };
+
+        let server = open();
+        let before = state(&server);
+        assert_eq!(before.1.as_deref(), Some("2"));
+        problem(&server.json(method, path, body), 503);
+        assert_eq!(state(&server), before, "{method} {path} changed the store");
+        assert_eq!(server.get("/api/todos/3").status, 404);
+        // Writes stay refused.
+        problem(
+            &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+            503,
+        );
+        assert_eq!(state(&server), before);
+        drop(server);
+
+        // Nothing of it comes back, and the next id is the one it would
+        // have been.
+        fs::remove_file(&journal).expect("remove the link");
+        let server = open();
+        assert_eq!(
+            state(&server),
+            before,
+            "after {method} {path} and a restart"
+        );
+        assert_eq!(
+            server.create("/api/todos", r#"{"userId": 1, "title": "d"}"#)["id"],
+            3
+        );
+    }
+}
