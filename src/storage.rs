@@ -21,13 +21,20 @@
 //!
 //! # Writing
 //!
-//! A change is made in memory and its record appended to a buffer, both
-//! under the collection's lock, so the journal's order is the order of the
-//! changes. Then, outside that lock, the request waits in [`Storage::commit`]
+//! A change's record is appended to a buffer and the change made in
+//! memory, both under the collection's lock, so the journal's order is the
+//! order of the changes; the record first, so that a record refused (once
+//! writing has failed, or with no record number left) leaves nothing to
+//! undo. Then, outside that lock, the request waits in [`Storage::commit`]
 //! until its record is on disk. The first waiter to find no write in
 //! progress writes the whole buffer, everyone's records, calls `fdatasync`,
 //! and wakes the others: concurrent writers share one flush (group commit).
 //! Reads never touch any of this.
+//!
+//! If a flush fails, every later write is refused (503), the file is cut
+//! back to its last durable record, and each waiting writer gets the error;
+//! the store then takes back in memory every change not on disk (see
+//! `store.rs`).
 //!
 //! # Compaction
 //!
@@ -35,8 +42,8 @@
 //! background thread writes a new snapshot and drops the records it covers
 //! from the journal; also at a clean shutdown. A record's cost is therefore
 //! constant: one append, a share of an `fdatasync`, and a bounded share of
-//! the next snapshot. See `Store::compact` for the order of the steps, and
-//! why a crash between any two of them loses nothing.
+//! the next snapshot. See [`Storage::compact`] for the order of the steps,
+//! and why a crash between any two of them loses nothing.
 //!
 //! # Loading
 //!
@@ -405,8 +412,9 @@ impl Storage {
         }
     }
 
-    /// Replaces the snapshot with `snapshot` (which must match `cut`), then
-    /// drops the records it covers from the journal. A crash at any point
+    /// Makes every record up to `cut` durable, replaces the snapshot with
+    /// `snapshot` (which must match `cut`), then drops the records it
+    /// covers from the journal. A crash at any point
     /// leaves files that load to the same state: the old snapshot with the
     /// whole journal, the new snapshot with the whole journal (records up
     /// to `cut.seq` are skipped), or the new snapshot with the new journal.

@@ -17,6 +17,10 @@
 //!   nothing.
 //! - With `--data`, a failed journal write changes nothing either, in
 //!   memory too (see below).
+//! - A poisoned lock does not stop the server. Every mutation here is a
+//!   plain field assignment or map insert, which cannot leave an item half
+//!   written, so after a panic elsewhere the data is still whole and
+//!   [`lock`] takes it back.
 //!
 //! # When the journal cannot be written
 //!
@@ -38,10 +42,6 @@
 //! right after its flush. The alternative, reloading the files into memory,
 //! would read the whole store back from a disk that has just failed,
 //! holding both locks.
-//! - A poisoned lock does not stop the server. Every mutation here is a
-//!   plain field assignment or map insert, which cannot leave an item half
-//!   written, so after a panic elsewhere the data is still whole and
-//!   [`lock`] takes it back.
 
 use std::collections::BTreeMap;
 use std::path::Path;
