@@ -62,6 +62,10 @@ pub enum ApiError {
     },
     /// 507: the collection already holds `--max-items` items.
     InsufficientStorage { kind: &'static str, limit: usize },
+    /// 507: a number the server hands out has run out: a collection's ids
+    /// (the last is 2^53-1) or, with `--data`, the journal's record
+    /// numbers. Nothing was changed; `hint` says what to do.
+    Exhausted { detail: String, hint: &'static str },
     /// 503: the data file (`--data`) cannot be written; no change is taken.
     StorageUnavailable { detail: String },
     /// 503 from `/healthz`: the server cannot serve as it should (most of
@@ -87,7 +91,7 @@ impl ApiError {
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
             ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
-            ApiError::InsufficientStorage { .. } => 507,
+            ApiError::InsufficientStorage { .. } | ApiError::Exhausted { .. } => 507,
         }
     }
 
@@ -110,6 +114,7 @@ impl ApiError {
     pub fn hint(&self) -> Option<&'static str> {
         match self {
             ApiError::BadRequest { hint, .. } => *hint,
+            ApiError::Exhausted { hint, .. } => Some(hint),
             ApiError::MethodNotAllowed { .. } => Some("use one of the methods in the Allow header"),
             ApiError::Unauthorized { .. } => Some("send Authorization: Bearer <token>"),
             ApiError::NotAcceptable => {
@@ -162,6 +167,7 @@ impl fmt::Display for ApiError {
                     "cannot create another {kind}: the collection holds its limit of {limit} items"
                 )
             }
+            ApiError::Exhausted { detail, .. } => f.write_str(detail),
             ApiError::StorageUnavailable { detail } | ApiError::Unavailable { detail } => {
                 f.write_str(detail)
             }

@@ -42,7 +42,9 @@
 //!   module that locks the data.
 //! - `items`: one collection's items by id, packed densely.
 //! - `storage`: `--data`: the snapshot and journal files, group commit,
-//!   compaction, loading.
+//!   compaction.
+//! - `load`: `--data` at start-up: the snapshot streamed item by item, the
+//!   journal replayed, every number and item checked.
 //! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
 //! - `error`: `ApiError` and its status codes.
 
@@ -51,6 +53,7 @@ pub mod cors;
 pub mod error;
 pub mod health;
 pub mod items;
+pub mod load;
 pub mod query;
 pub mod request;
 pub mod resource;

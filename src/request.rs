@@ -366,11 +366,14 @@ fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
     ))
 }
 
-/// A top-level JSON object read member by member.
-struct Members<'de>(Fields<'de>);
+/// A JSON object read member by member, duplicates kept (the data files'
+/// items are read with it too).
+pub(crate) struct Members<'de>(pub(crate) Fields<'de>);
 
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'de>, D::Error> {
+/// Also for names that outlive the text (`'de: 'a`), as serde's `borrow`
+/// attribute asks of a field of a derived struct.
+impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Members<'a>, D::Error> {
         struct MembersVisitor;
 
         impl<'de> Visitor<'de> for MembersVisitor {
@@ -395,7 +398,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
 
 /// A member's name, borrowed from the body unless it has escapes. (serde's
 /// own `Cow<str>` always copies.)
-struct Name<'de>(Cow<'de, str>);
+pub(crate) struct Name<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Name<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name<'de>, D::Error> {

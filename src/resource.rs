@@ -6,7 +6,6 @@
 //! fields, their rules, and how an update applies. Everything else, from
 //! decoding the body to the `Location` header, lives here.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -43,25 +42,25 @@ pub trait Resource: Serialize + Clone + Send + Sync + Stored + Queryable + 'stat
 }
 
 /// An item read from the data files (`--data`), held to the rules of a
-/// create: an object with an `id` from 1 to 2^53-1 and the fields a create
-/// takes. The error names the offending fields.
-pub fn from_stored<T: Resource>(value: Value) -> Result<T, String> {
-    let Value::Object(members) = value else {
-        return Err(format!("a {} must be a JSON object", T::KIND));
+/// create: an object with one `id` from 1 to 2^53-1 and the fields a create
+/// takes, each once. The error names the offending fields.
+pub fn from_stored<T: Resource>(mut fields: Fields<'_>) -> Result<T, String> {
+    let mut ids = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, (name, _))| name == "id");
+    let at = match (ids.next(), ids.next()) {
+        (Some((at, _)), None) => at,
+        (Some(_), Some(_)) => return Err("id is given more than once".into()),
+        (None, _) => return Err("id is required".into()),
     };
-    let mut id = None;
-    let mut fields = Vec::with_capacity(members.len());
-    for (name, value) in members {
-        if name == "id" {
-            id = Some(value);
-        } else {
-            fields.push((Cow::Owned(name), Input::Json(value)));
-        }
-    }
-    let id = match id.as_ref().map(Value::as_u64) {
-        Some(Some(id)) if (1..=MAX_SAFE_INTEGER).contains(&id) => id,
-        Some(_) => return Err("id must be a whole number from 1 to 2^53-1".into()),
-        None => return Err("id is required".into()),
+    let id = match fields.remove(at).1 {
+        Input::Json(Value::Number(id)) => id.as_u64(),
+        _ => None,
+    };
+    let id = match id {
+        Some(id) if (1..=MAX_SAFE_INTEGER).contains(&id) => id,
+        _ => return Err("id must be a whole number from 1 to 2^53-1".into()),
     };
     match T::parse_new(fields) {
         Ok(new) => Ok(T::create(id, new)),

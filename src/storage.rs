@@ -15,15 +15,26 @@
 //!   `{"seq":44,"op":"delete","collection":"todos","id":9}`, or, with
 //!   `--allow-reset`, `{"seq":45,"op":"clear","collection":"todos"}`.
 //!
+//! Either name may be a symbolic link: the file it points to is the one
+//! read and rewritten (`resolve`), and a rewritten file keeps the mode of
+//! the one it replaces (`create_replacement`).
+//!
 //! # Writing
 //!
-//! A change is made in memory and its record appended to a buffer, both
-//! under the collection's lock, so the journal's order is the order of the
-//! changes. Then, outside that lock, the request waits in [`Storage::commit`]
+//! A change's record is appended to a buffer and the change made in
+//! memory, both under the collection's lock, so the journal's order is the
+//! order of the changes; the record first, so that a record refused (once
+//! writing has failed, or with no record number left) leaves nothing to
+//! undo. Then, outside that lock, the request waits in [`Storage::commit`]
 //! until its record is on disk. The first waiter to find no write in
 //! progress writes the whole buffer, everyone's records, calls `fdatasync`,
 //! and wakes the others: concurrent writers share one flush (group commit).
 //! Reads never touch any of this.
+//!
+//! If a flush fails, every later write is refused (503), the file is cut
+//! back to its last durable record, and each waiting writer gets the error;
+//! the store then takes back in memory every change not on disk (see
+//! `store.rs`).
 //!
 //! # Compaction
 //!
@@ -31,30 +42,28 @@
 //! background thread writes a new snapshot and drops the records it covers
 //! from the journal; also at a clean shutdown. A record's cost is therefore
 //! constant: one append, a share of an `fdatasync`, and a bounded share of
-//! the next snapshot. See `Store::compact` for the order of the steps, and
-//! why a crash between any two of them loses nothing.
+//! the next snapshot. See [`Storage::compact`] for the order of the steps,
+//! and why a crash between any two of them loses nothing.
 //!
 //! # Loading
 //!
-//! The snapshot, then every journal record with a higher `seq`, each item
-//! checked by the same rules as the API. A final journal line that is cut
-//! short (a crash while it was written, so never acknowledged) is dropped
-//! with a warning and cut from the file; a bad record anywhere else stops
-//! start-up, as does a bad snapshot, leaving every file as it was.
+//! `load.rs` reads the files at start-up: the snapshot, then every journal
+//! record with a higher `seq`, each item checked by the same rules as the
+//! API.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::items::Items;
-use crate::resource::{self, Resource};
+use crate::load::{self, State};
+use crate::resource::Resource;
 use crate::todos::Todo;
+use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
 
 /// By default, the journal may hold this many records, or as many as there
@@ -62,30 +71,13 @@ use crate::widgets::Widget;
 /// snapshot.
 pub const COMPACT_AFTER: u64 = 10_000;
 
-/// One collection as loaded: its items by id and the highest id handed out.
-#[derive(Debug)]
-pub struct Loaded<T> {
-    pub items: Items<T>,
-    pub last_id: u64,
-}
-
-impl<T> Default for Loaded<T> {
-    fn default() -> Self {
-        Loaded {
-            items: Items::default(),
-            last_id: 0,
-        }
-    }
-}
-
-/// Everything in the data files at start-up.
-#[derive(Debug, Default)]
-pub struct State {
-    pub widgets: Loaded<Widget>,
-    pub todos: Loaded<Todo>,
-    /// The last journal record applied.
-    pub seq: u64,
-}
+/// The last journal record number. Record numbers (`seq`) run from 1, and
+/// 0 means "no record yet"; like ids, they stay within the integers every
+/// JSON reader holds exactly (jq, JavaScript), so that a snapshot or a
+/// journal can be read and checked with any tool. At 100,000 writes a
+/// second they would last 2,800 years; only a hand-edited `seq` reaches
+/// the end, and then writes are refused rather than numbered past it.
+pub const MAX_SEQ: u64 = MAX_SAFE_INTEGER;
 
 /// A snapshot to write: borrowed items, serialized outside every lock.
 pub struct Snapshot<W, T> {
@@ -131,6 +123,13 @@ struct Log {
     closing: bool,
 }
 
+/// A record just appended: its number, and the last record on disk then.
+#[derive(Debug, Clone, Copy)]
+pub struct Appended {
+    pub seq: u64,
+    pub durable: u64,
+}
+
 /// Where a snapshot cuts the journal: the records up to `seq` are in the
 /// snapshot, and they are the journal's first `bytes` bytes.
 #[derive(Debug, Clone, Copy)]
@@ -140,19 +139,38 @@ pub struct Cut {
 }
 
 impl Storage {
-    /// Opens (creating if absent) the data files at `path` and loads them.
-    /// The error is a message naming the file and, for bad data, the record
-    /// or item and field.
-    pub fn open(path: &Path, compact_after: u64) -> Result<(Storage, State), String> {
-        let snapshot_path = path.to_path_buf();
-        let journal_path = journal_path(path);
-        let shown = path.display();
-        let mut state = match fs::read(path) {
-            Ok(text) => parse_snapshot(&text).map_err(|err| format!("{shown}: {err}"))?,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => State::default(),
-            Err(err) => return Err(format!("cannot read {shown}: {err}")),
+    /// Opens (creating if absent) the data files at `path` and loads them
+    /// (see `load.rs`), each collection with at most `max_items` items. The
+    /// error is a message naming the file and, for bad data, the record or
+    /// item and field.
+    pub fn open(
+        path: &Path,
+        compact_after: u64,
+        max_items: usize,
+    ) -> Result<(Storage, State), String> {
+        // Each file is the one its name leads to, through any symbolic
+        // links; new files are made and renamed beside it.
+        let resolved = |path: &Path| {
+            resolve(path).map_err(|err| format!("cannot follow {}: {err}", path.display()))
         };
-        let journal_bytes = replay_journal(&journal_path, &mut state)?;
+        let snapshot_path = resolved(path)?;
+        let journal_path = resolved(&journal_path(path))?;
+        let path = snapshot_path.as_path();
+        let shown = path.display();
+        let mut state = load::read_snapshot(path, max_items)?.unwrap_or_default();
+        let journal_bytes = load::replay_journal(&journal_path, &mut state)?;
+        for (count, name) in [
+            (state.widgets.items.len(), "widgets"),
+            (state.todos.items.len(), "todos"),
+        ] {
+            if count > max_items {
+                let journal = journal_path.display();
+                return Err(format!(
+                    "{journal}: {}",
+                    load::too_many(count, name, max_items)
+                ));
+            }
+        }
         if !path.exists() {
             // An empty snapshot (the journal, if any, still holds the rest),
             // so that the files are whole from the start. Only once the
@@ -181,7 +199,10 @@ impl Storage {
             .append(true)
             .open(&journal_path)
             .map_err(|err| format!("cannot open {}: {err}", journal_path.display()))?;
-        sync_dir(path).map_err(|err| format!("cannot sync the directory of {shown}: {err}"))?;
+        for file in [path, &journal_path] {
+            sync_dir(file)
+                .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
+        }
         let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
         let storage = Storage {
             snapshot_path,
@@ -224,24 +245,31 @@ impl Storage {
     }
 
     /// Appends the record of a `put` (create or update) of `item`. Call it
-    /// under the collection's lock, right after the change; returns the
-    /// record's `seq` for [`Storage::commit`].
-    pub fn put<T: Resource>(&self, item: &T) -> u64 {
+    /// under the collection's lock, right before making the change, which
+    /// must not be made if this fails (503 once writing has failed, 507 when
+    /// no record number is left); the record's `seq` is for
+    /// [`Storage::commit`].
+    pub fn put<T: Resource>(&self, item: &T) -> Result<Appended, ApiError> {
         self.append::<T>("put", Some(item), None)
     }
 
     /// Appends the record of deleting item `id`; see [`Storage::put`].
-    pub fn delete<T: Resource>(&self, id: u64) -> u64 {
+    pub fn delete<T: Resource>(&self, id: u64) -> Result<Appended, ApiError> {
         self.append::<T>("delete", None, Some(id))
     }
 
     /// Appends the record of emptying a collection; see [`Storage::put`].
-    pub fn clear<T: Resource>(&self) -> u64 {
+    pub fn clear<T: Resource>(&self) -> Result<Appended, ApiError> {
         self.append::<T>("clear", None, None)
     }
 
     /// Appends one journal record (see the module comment for the format).
-    fn append<T: Resource>(&self, op: &'static str, item: Option<&T>, id: Option<u64>) -> u64 {
+    fn append<T: Resource>(
+        &self,
+        op: &'static str,
+        item: Option<&T>,
+        id: Option<u64>,
+    ) -> Result<Appended, ApiError> {
         #[derive(Serialize)]
         struct Record<'a, T> {
             seq: u64,
@@ -253,8 +281,20 @@ impl Storage {
             id: Option<u64>,
         }
         let mut log = self.log();
+        if let Some(why) = &log.failed {
+            return Err(unavailable(why));
+        }
         let seq = log.next_seq;
-        log.next_seq += 1;
+        if seq > MAX_SEQ {
+            return Err(ApiError::Exhausted {
+                detail: format!(
+                    "no journal record numbers left: the data file has used every one \
+                     up to {MAX_SEQ}; nothing was changed"
+                ),
+                hint: "stop the server (a clean stop empties the journal), set \"seq\" to 0 \
+                       in the data file, and start it again",
+            });
+        }
         let record = Record {
             seq,
             op,
@@ -264,19 +304,24 @@ impl Storage {
         };
         let before = log.pending.len();
         // Serializing our own records into a Vec cannot fail; if it ever
-        // did, the half-written record is taken back out.
-        if serde_json::to_writer(&mut log.pending, &record).is_err() {
+        // did, the half-written record is taken back out and the change is
+        // not made.
+        if let Err(err) = serde_json::to_writer(&mut log.pending, &record) {
             log.pending.truncate(before);
-            log.failed = Some("a journal record could not be encoded".into());
-            return seq;
+            log::error!("cannot encode a journal record: {err}");
+            return Err(ApiError::Internal);
         }
+        log.next_seq += 1;
         log.pending.push(b'\n');
         log.appended_bytes += (log.pending.len() - before) as u64;
         log.since_cut += 1;
         if log.since_cut == log.compact_at {
             self.changed.notify_all();
         }
-        seq
+        Ok(Appended {
+            seq,
+            durable: log.durable,
+        })
     }
 
     /// Returns once record `seq` is on disk: see the module comment. 503 if
@@ -320,15 +365,38 @@ impl Storage {
                 }
             }
             Err(err) => {
-                log::error!(
-                    "cannot write {}: {err}; refusing every write from now on",
-                    self.journal_path.display()
-                );
+                let shown = self.journal_path.display();
+                log::error!("cannot write {shown}: {err}; refusing every write from now on");
+                // Part of the batch may be in the file: whole records never
+                // acknowledged, which the next start would load. Cut the
+                // file back to its last durable record.
+                let durable_end = log.written_bytes;
+                if let Err(err) = file.set_len(durable_end).and_then(|()| file.sync_data()) {
+                    log::error!(
+                        "cannot cut {shown} back to its last durable record: {err}; \
+                         records of the failed writes may load at the next start"
+                    );
+                }
                 log.failed = Some(err.to_string());
+                log.pending = Vec::new();
             }
         }
         self.changed.notify_all();
         log
+    }
+
+    /// For tests: while `hold` is set, every writer waits as if a flush
+    /// were in progress, so that the next flush carries all their records.
+    #[cfg(test)]
+    pub(crate) fn hold_flushes(&self, hold: bool) {
+        self.log().flushing = hold;
+        self.changed.notify_all();
+    }
+
+    /// Every record up to this `seq` is on disk. Once writing has failed,
+    /// the store takes back every change after it.
+    pub fn durable(&self) -> u64 {
+        self.log().durable
     }
 
     /// Marks where a snapshot of the state as it is now cuts the journal.
@@ -343,8 +411,9 @@ impl Storage {
         }
     }
 
-    /// Replaces the snapshot with `snapshot` (which must match `cut`), then
-    /// drops the records it covers from the journal. A crash at any point
+    /// Makes every record up to `cut` durable, replaces the snapshot with
+    /// `snapshot` (which must match `cut`), then drops the records it
+    /// covers from the journal. A crash at any point
     /// leaves files that load to the same state: the old snapshot with the
     /// whole journal, the new snapshot with the whole journal (records up
     /// to `cut.seq` are skipped), or the new snapshot with the new journal.
@@ -354,22 +423,38 @@ impl Storage {
         cut: Cut,
         items: u64,
     ) -> io::Result<()> {
-        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
-
-        // Everything up to the cut must be in the journal file before its
-        // head is dropped, and nothing may be written while it is replaced.
+        // Everything up to the cut must be durable before the snapshot that
+        // holds it is written: should a journal write fail meanwhile, the
+        // store takes those changes back, and a snapshot holding them would
+        // bring them back at the next start.
         let mut log = self.log();
         loop {
             if let Some(why) = &log.failed {
                 return Err(io::Error::other(why.clone()));
             }
-            if log.flushing {
-                log = self.wait(log);
-            } else if log.written_bytes < cut.bytes {
-                log = self.flush(log);
-            } else {
+            if log.written_bytes >= cut.bytes {
                 break;
             }
+            log = if log.flushing {
+                self.wait(log)
+            } else {
+                self.flush(log)
+            };
+        }
+        drop(log);
+
+        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+
+        // Nothing may be written while the journal is replaced.
+        let mut log = self.log();
+        loop {
+            if let Some(why) = &log.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if !log.flushing {
+                break;
+            }
+            log = self.wait(log);
         }
         log.flushing = true;
         let (file, end) = (Arc::clone(&log.file), log.written_bytes);
@@ -377,17 +462,11 @@ impl Storage {
 
         // The new journal is opened before it takes the old one's name, so
         // that once the rename is done there is a handle on it.
-        let tmp = tmp_path(&self.journal_path);
         let mut renamed = false;
         let replaced = (|| -> io::Result<File> {
             let mut tail = vec![0u8; (end - cut.bytes) as usize];
             file.read_exact_at(&mut tail, cut.bytes)?;
-            let mut fresh = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)?;
+            let (tmp, mut fresh) = create_replacement(&self.journal_path)?;
             fresh.write_all(&tail)?;
             fresh.sync_all()?;
             fs::rename(&tmp, &self.journal_path)?;
@@ -457,7 +536,7 @@ fn unavailable(why: &str) -> ApiError {
 }
 
 /// "todos" for `/api/todos`.
-fn collection_name<T: Resource>() -> &'static str {
+pub(crate) fn collection_name<T: Resource>() -> &'static str {
     T::PATH.rsplit('/').next().unwrap_or(T::PATH)
 }
 
@@ -471,6 +550,56 @@ fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".tmp");
     PathBuf::from(name)
+}
+
+/// The file `path` names once symbolic links are followed (only the last
+/// component needs it: the directories are the same whatever their path).
+/// A file is replaced by renaming a new one over it, and a rename replaces
+/// whatever has the name, link or file: so the target is what must be
+/// replaced, by a new file beside it (a rename cannot cross file systems).
+/// The target need not exist yet. The links are read once, at start-up.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    // As many links in a row as Linux follows before ELOOP.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Creates `path.tmp`, empty, to be renamed over `path`: with `path`'s
+/// permissions when it exists, so that a rewritten file keeps its mode (a
+/// private file stays private, and the umask narrows nothing). It is
+/// created no wider than that and set exactly before anything is written.
+fn create_replacement(path: &Path) -> io::Result<(PathBuf, File)> {
+    let tmp = tmp_path(path);
+    let kept = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(err),
+    };
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(true);
+    if let Some(permissions) = &kept {
+        options.mode(permissions.mode() & 0o7777);
+    }
+    let file = options.open(&tmp)?;
+    if let Some(permissions) = kept {
+        // `mode` above applies only to a new file, less the umask.
+        file.set_permissions(permissions)?;
+    }
+    Ok((tmp, file))
 }
 
 /// Fsyncs the directory holding `path`, which makes a file created or
@@ -489,8 +618,8 @@ fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let tmp = tmp_path(path);
-    let mut out = BufWriter::new(File::create(&tmp)?);
+    let (tmp, file) = create_replacement(path)?;
+    let mut out = BufWriter::new(file);
     write(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
@@ -524,155 +653,4 @@ fn write_items<I: Serialize>(out: &mut impl Write, name: &str, items: &[I]) -> i
         serde_json::to_writer(&mut *out, item)?;
     }
     out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
-}
-
-/// Reads a snapshot or a hand-written fixture.
-fn parse_snapshot(text: &[u8]) -> Result<State, String> {
-    let document: Value =
-        serde_json::from_slice(text).map_err(|err| format!("not valid JSON: {err}"))?;
-    let Value::Object(mut members) = document else {
-        return Err("expected an object like {\"widgets\": [...], \"todos\": [...]}".into());
-    };
-    let mut state = State::default();
-    if let Some(seq) = members.remove("seq") {
-        state.seq = seq.as_u64().ok_or("\"seq\" must be a whole number")?;
-    }
-    let mut last_ids = match members.remove("lastId") {
-        None => Map::new(),
-        Some(Value::Object(ids)) => ids,
-        Some(_) => return Err("\"lastId\" must be an object".into()),
-    };
-    load_items(&mut members, &mut last_ids, &mut state.widgets)?;
-    load_items(&mut members, &mut last_ids, &mut state.todos)?;
-    if let Some(name) = members.keys().chain(last_ids.keys()).next() {
-        return Err(format!(
-            "unknown member \"{name}\"; expected widgets, todos (and seq, lastId)"
-        ));
-    }
-    Ok(state)
-}
-
-fn load_items<T: Resource>(
-    members: &mut Map<String, Value>,
-    last_ids: &mut Map<String, Value>,
-    into: &mut Loaded<T>,
-) -> Result<(), String> {
-    let name = collection_name::<T>();
-    let items = match members.remove(name) {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(format!("\"{name}\" must be an array")),
-    };
-    for (n, value) in items.into_iter().enumerate() {
-        let item: T = resource::from_stored(value).map_err(|err| format!("{name}[{n}]: {err}"))?;
-        let id = item.id();
-        if into.items.insert(id, item).is_some() {
-            return Err(format!("{name}[{n}]: id {id} appears twice"));
-        }
-        into.last_id = into.last_id.max(id);
-    }
-    if let Some(last) = last_ids.remove(name) {
-        let last = last
-            .as_u64()
-            .ok_or_else(|| format!("lastId.{name} must be a whole number"))?;
-        into.last_id = into.last_id.max(last);
-    }
-    Ok(())
-}
-
-/// Applies every journal record after the snapshot's `seq`; returns the
-/// journal's length once a torn last line, if any, is cut off.
-fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
-    let shown = path.display();
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(err) => return Err(format!("cannot read {shown}: {err}")),
-    };
-    let mut good = 0; // bytes of whole, applied lines
-    let mut line_no = 0;
-    let mut rest = &bytes[..];
-    while !rest.is_empty() {
-        line_no += 1;
-        // A record is acknowledged only once its newline is on disk, so a
-        // last line without one was never acknowledged: drop it unread.
-        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
-            log::warn!(
-                "{shown}: dropping line {line_no}, cut short by a crash while it was written"
-            );
-            break;
-        };
-        let line = &rest[..end];
-        match apply_record(line, state) {
-            Ok(()) => good += end + 1,
-            Err(err) if end + 1 == rest.len() => {
-                log::warn!("{shown}: dropping line {line_no}, the last, as torn: {err}");
-                break;
-            }
-            Err(err) => return Err(format!("{shown}: line {line_no}: {err}")),
-        }
-        rest = &rest[end + 1..];
-    }
-    if good < bytes.len() {
-        let file = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|err| format!("cannot open {shown}: {err}"))?;
-        file.set_len(good as u64)
-            .and_then(|()| file.sync_all())
-            .map_err(|err| format!("cannot cut the torn line from {shown}: {err}"))?;
-    }
-    Ok(good as u64)
-}
-
-fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
-    let record: Value = serde_json::from_slice(line).map_err(|err| format!("not JSON: {err}"))?;
-    let seq = record
-        .get("seq")
-        .and_then(Value::as_u64)
-        .ok_or("no \"seq\"")?;
-    if seq <= state.seq {
-        // Already in the snapshot (a compaction was cut short, or a back-up
-        // copied the journal before a newer snapshot).
-        return Ok(());
-    }
-    if seq != state.seq + 1 {
-        return Err(format!(
-            "records {} to {} are missing: this journal does not follow on from the snapshot",
-            state.seq + 1,
-            seq - 1
-        ));
-    }
-    match record.get("collection").and_then(Value::as_str) {
-        Some("widgets") => apply_to(&record, &mut state.widgets)?,
-        Some("todos") => apply_to(&record, &mut state.todos)?,
-        _ => return Err("\"collection\" must be \"widgets\" or \"todos\"".into()),
-    }
-    state.seq = seq;
-    Ok(())
-}
-
-fn apply_to<T: Resource>(record: &Value, into: &mut Loaded<T>) -> Result<(), String> {
-    match record.get("op").and_then(Value::as_str) {
-        Some("put") => {
-            let value = record
-                .get("item")
-                .cloned()
-                .ok_or("a put without \"item\"")?;
-            let item: T = resource::from_stored(value)?;
-            let id = item.id();
-            into.last_id = into.last_id.max(id);
-            into.items.insert(id, item);
-        }
-        Some("delete") => {
-            let id = record
-                .get("id")
-                .and_then(Value::as_u64)
-                .ok_or("a delete without \"id\"")?;
-            into.items.remove(id);
-        }
-        Some("clear") => into.items.clear(),
-        _ => return Err("\"op\" must be \"put\", \"delete\" or \"clear\"".into()),
-    }
-    Ok(())
 }

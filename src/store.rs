@@ -10,11 +10,38 @@
 //!   which serialize the item stored rather than copy it out.
 //!   That one lock per request is what makes every request atomic and the
 //!   whole API linearizable.
-//! - No id is ever handed out twice: `last_id` only grows, deletes included.
+//! - No id is ever handed out twice: `last_id` only grows, deletes included,
+//!   and never past 2^53-1 (API-CONTRACT.md); then creates get 507.
+//! - With `--data`, a change's journal record is appended before the change
+//!   is made, under the same lock: a write the journal refuses changes
+//!   nothing.
+//! - With `--data`, a failed journal write changes nothing either, in
+//!   memory too (see below).
 //! - A poisoned lock does not stop the server. Every mutation here is a
 //!   plain field assignment or map insert, which cannot leave an item half
 //!   written, so after a panic elsewhere the data is still whole and
 //!   [`lock`] takes it back.
+//!
+//! # When the journal cannot be written
+//!
+//! A change is made in memory at once, and becomes durable a little later,
+//! when the group commit that carries its record has been written and
+//! synced (see `storage.rs`); the collection's lock is not held meanwhile,
+//! or writers could not share a flush. If that flush fails (a full disk,
+//! an I/O error), every change whose record was not yet durable must be
+//! taken back: its writer gets 503, and a later restart will not see it.
+//! So each collection keeps, for each change not yet durable, how to undo
+//! it (`Undo`: the item as it was, or the id a create took), in record
+//! order. After a failure, both collections are locked and every change
+//! after the last durable record is undone, newest first; once the storage
+//! has failed it refuses every new record, so nothing newer can come.
+//! Undo records of durable changes are dropped at the collection's next
+//! change (the journal says, as it takes a record, which are on disk), so
+//! that a writer need not take the lock again after its flush (that cost
+//! durable writes about 5%); a clear's, which can hold a whole collection,
+//! right after its flush. The alternative, reloading the files into memory,
+//! would read the whole store back from a disk that has just failed,
+//! holding both locks.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,11 +50,13 @@ use std::thread::JoinHandle;
 
 use crate::error::ApiError;
 use crate::items::Items;
+use crate::load::{Loaded, State};
 use crate::query::{FieldValue, ListQuery, Queryable};
 use crate::resource::Resource;
 use crate::response::{Tag, decimal};
-use crate::storage::{COMPACT_AFTER, Loaded, Snapshot, State, Storage};
+use crate::storage::{Appended, COMPACT_AFTER, Snapshot, Storage};
 use crate::todos::Todo;
+use crate::validate::MAX_SAFE_INTEGER;
 use crate::widgets::Widget;
 
 /// The items of one resource, keyed by id so listing is in ascending id.
@@ -42,6 +71,20 @@ pub struct Collection<T> {
     /// Items as JSON, made by the first read of each after its last change
     /// and dropped by the next, likewise. At most [`RENDERED_MAX`].
     rendered: BTreeMap<u64, Rendered>,
+    /// With `--data`: how to take back each change whose journal record is
+    /// not yet durable, with that record's `seq`, oldest first.
+    undo: Vec<(u64, Undo<T>)>,
+}
+
+/// How to take back one change made in memory (see the module comment).
+#[derive(Debug)]
+enum Undo<T> {
+    /// A create: remove the item, and give its id back.
+    Create(u64),
+    /// An update or a delete: put the item back as it was.
+    Restore(T),
+    /// A clear: put every item back.
+    Clear(Items<T>),
 }
 
 /// How many items' JSON a collection keeps; past that, it starts afresh.
@@ -70,6 +113,7 @@ impl<T> Default for Collection<T> {
             last_id: 0,
             listed: None,
             rendered: BTreeMap::new(),
+            undo: Vec::new(),
         }
     }
 }
@@ -205,7 +249,7 @@ impl Rendered {
     }
 }
 
-impl<T> Collection<T> {
+impl<T: Resource> Collection<T> {
     /// Keeps an item's JSON for the reads that follow, within
     /// [`RENDERED_MAX`].
     fn keep_rendered(&mut self, id: u64, rendered: &Rendered) {
@@ -213,6 +257,45 @@ impl<T> Collection<T> {
             self.rendered.clear();
         }
         self.rendered.insert(id, rendered.clone());
+    }
+
+    /// Remembers how to take back the change whose record was just
+    /// appended (with `--data`), and forgets those of changes now durable.
+    fn remember(&mut self, appended: Option<Appended>, undo: Undo<T>) {
+        if let Some(Appended { seq, durable }) = appended {
+            self.forget_up_to(durable);
+            self.undo.push((seq, undo));
+        }
+    }
+
+    /// Forgets the undo records of changes up to `seq`: they are durable.
+    fn forget_up_to(&mut self, seq: u64) {
+        let durable = self.undo.partition_point(|(recorded, _)| *recorded <= seq);
+        self.undo.drain(..durable);
+    }
+
+    /// Takes back every change recorded after `durable`, newest first.
+    fn take_back_after(&mut self, durable: u64) {
+        while let Some((seq, _)) = self.undo.last()
+            && *seq > durable
+        {
+            let Some((_, undo)) = self.undo.pop() else {
+                break;
+            };
+            match undo {
+                Undo::Create(id) => {
+                    self.items.remove(id);
+                    // Ids are handed out in order, so this was the last.
+                    self.last_id = id - 1;
+                }
+                Undo::Restore(item) => {
+                    self.items.insert(item.id(), item);
+                }
+                Undo::Clear(items) => self.items = items,
+            }
+            self.listed = None;
+            self.rendered.clear();
+        }
     }
 }
 
@@ -223,6 +306,7 @@ impl<T> From<Loaded<T>> for Collection<T> {
             last_id: loaded.last_id,
             listed: None,
             rendered: BTreeMap::new(),
+            undo: Vec::new(),
         }
     }
 }
@@ -247,7 +331,7 @@ impl Store {
         path: &Path,
         records: u64,
     ) -> Result<Store, String> {
-        let (storage, state) = Storage::open(path, records)?;
+        let (storage, state) = Storage::open(path, records, max_items)?;
         let store = Store::with(max_items, state, Some(storage));
         let shared = Arc::clone(&store.shared);
         let compactor = std::thread::Builder::new()
@@ -339,20 +423,35 @@ impl Store {
         }
     }
 
-    /// Waits until the journal record `seq` is on disk (with `--data`).
-    fn commit(&self, seq: Option<u64>) -> Result<(), ApiError> {
-        match (&self.shared.storage, seq) {
-            (Some(storage), Some(seq)) => storage.commit(seq),
-            _ => Ok(()),
-        }
+    /// Appends a change's journal record with `append` (with `--data`);
+    /// `None` in memory only. Call it under the collection's lock, before
+    /// making the change, and make it only if this succeeds.
+    fn journal(
+        &self,
+        append: impl FnOnce(&Storage) -> Result<Appended, ApiError>,
+    ) -> Result<Option<Appended>, ApiError> {
+        self.shared.storage.as_ref().map(append).transpose()
     }
 
-    /// Adds an item with the next id; 507 when the collection is full.
+    /// Waits until the journal record of a change is on disk (with
+    /// `--data`). If it cannot be written, every change not on disk is taken
+    /// back (see the module comment) and the error returned.
+    fn commit(&self, appended: Option<Appended>) -> Result<(), ApiError> {
+        let (Some(storage), Some(appended)) = (&self.shared.storage, appended) else {
+            return Ok(());
+        };
+        storage
+            .commit(appended.seq)
+            .inspect_err(|_| self.shared.take_back(storage))
+    }
+
+    /// Adds an item with the next id; 507 when the collection is full or
+    /// has handed out every id.
     /// Returns its id and its JSON, made under the lock from the item
     /// stored rather than from a copy, once the item is durable (with
     /// `--data`).
     pub fn create<T: Resource>(&self, new: T::New) -> Result<(u64, Vec<u8>), ApiError> {
-        let (id, body, seq) = {
+        let (id, body, appended) = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
             if collection.items.len() >= self.shared.max_items {
@@ -361,16 +460,20 @@ impl Store {
                     limit: self.shared.max_items,
                 });
             }
+            if collection.last_id >= MAX_SAFE_INTEGER {
+                return Err(no_ids_left::<T>());
+            }
             let id = collection.last_id + 1;
             let item = T::create(id, new);
             let body = item_json(&item)?;
-            let seq = self.shared.storage.as_ref().map(|s| s.put(&item));
+            let appended = self.journal(|s| s.put(&item))?;
             collection.last_id = id;
             collection.items.insert(id, item);
             collection.listed = None;
-            (id, body, seq)
+            collection.remember(appended, Undo::Create(id));
+            (id, body, appended)
         };
-        self.commit(seq)?;
+        self.commit(appended)?;
         Ok((id, body))
     }
 
@@ -386,7 +489,7 @@ impl Store {
         check: impl FnOnce(Current<'_, T>) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<Rendered>, ApiError> {
-        let (rendered, seq) = {
+        let (rendered, appended) = {
             let mut guard = lock(T::slot(self));
             self.writable()?;
             let collection = &mut *guard;
@@ -397,8 +500,20 @@ impl Store {
                 item,
                 kept: collection.rendered.get(&id),
             })?;
-            change(item);
-            let seq = self.shared.storage.as_ref().map(|s| s.put(&*item));
+            let (appended, before) = match &self.shared.storage {
+                None => {
+                    change(item);
+                    (None, None)
+                }
+                // The record is of the changed item, and the journal may
+                // refuse it: change a copy, and keep it only once recorded.
+                Some(storage) => {
+                    let mut changed = item.clone();
+                    change(&mut changed);
+                    let appended = storage.put(&changed)?;
+                    (Some(appended), Some(std::mem::replace(item, changed)))
+                }
+            };
             let rendered = item_json(&*item).map(Rendered::new);
             collection.listed = None;
             match &rendered {
@@ -407,24 +522,34 @@ impl Store {
                     collection.rendered.remove(&id);
                 }
             }
-            (rendered, seq)
+            if let Some(before) = before {
+                collection.remember(appended, Undo::Restore(before));
+            }
+            (rendered, appended)
         };
-        self.commit(seq)?;
+        self.commit(appended)?;
         rendered.map(Some)
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
     /// stays, so ids are never reused. Returns once durable.
     pub fn clear<T: Resource>(&self) -> Result<(), ApiError> {
-        let seq = {
+        let appended = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
-            collection.items.clear();
+            let appended = self.journal(|s| s.clear::<T>())?;
+            let before = std::mem::take(&mut collection.items);
             collection.listed = None;
             collection.rendered.clear();
-            self.shared.storage.as_ref().map(|s| s.clear::<T>())
+            collection.remember(appended, Undo::Clear(before));
+            appended
         };
-        self.commit(seq)
+        self.commit(appended)?;
+        if let Some(Appended { seq, .. }) = appended {
+            // The old items can be a whole collection: let them go now.
+            lock(T::slot(self)).forget_up_to(seq);
+        }
+        Ok(())
     }
 
     /// Removes the item if `check` allows (given its [`Current`] version);
@@ -435,7 +560,7 @@ impl Store {
         id: u64,
         check: impl FnOnce(Current<'_, T>) -> Result<(), ApiError>,
     ) -> Result<bool, ApiError> {
-        let seq = {
+        let appended = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
@@ -445,17 +570,44 @@ impl Store {
                 item,
                 kept: collection.rendered.get(&id),
             })?;
-            collection.items.remove(id);
+            let appended = self.journal(|s| s.delete::<T>(id))?;
+            if let Some(before) = collection.items.remove(id) {
+                collection.remember(appended, Undo::Restore(before));
+            }
             collection.listed = None;
             collection.rendered.remove(&id);
-            self.shared.storage.as_ref().map(|s| s.delete::<T>(id))
+            appended
         };
-        self.commit(seq)?;
+        self.commit(appended)?;
         Ok(true)
     }
 }
 
+/// The 507 for a create once a collection has handed out every id.
+fn no_ids_left<T: Resource>() -> ApiError {
+    ApiError::Exhausted {
+        detail: format!(
+            "no ids left: every {} id up to {MAX_SAFE_INTEGER} has been handed out, and ids \
+             are never reused; nothing was stored",
+            T::KIND
+        ),
+        hint: "keep new items in a new data file (--data)",
+    }
+}
+
 impl Shared {
+    /// After a failed journal write: takes back every change not on disk,
+    /// in both collections (a flush carries records of both). Both locks
+    /// are taken, widgets first as everywhere, so that no change is half
+    /// made meanwhile.
+    fn take_back(&self, storage: &Storage) {
+        let mut widgets = lock(&self.widgets);
+        let mut todos = lock(&self.todos);
+        let durable = storage.durable();
+        widgets.take_back_after(durable);
+        todos.take_back_after(durable);
+    }
+
     /// The compaction thread: compacts whenever the journal has grown enough,
     /// until the store is closed.
     fn compact_when_due(&self) {
@@ -526,6 +678,126 @@ mod tests {
             assert_eq!(item_json(&todo).ok(), serde_json::to_vec(&todo).ok());
             assert_eq!(item_json(&widget).ok(), serde_json::to_vec(&widget).ok());
         }
+    }
+
+    /// A directory whose journal, `data.json.journal`, is a link to
+    /// /dev/full, where every write fails with ENOSPC; its snapshot holds
+    /// `fixture`.
+    fn failing_files(name: &str, fixture: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("widgets-todos-unit-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink("/dev/full", dir.join("data.json.journal")).unwrap();
+        std::fs::write(dir.join("data.json"), fixture).unwrap();
+        dir
+    }
+
+    fn new_todo() -> crate::todos::NewTodo {
+        use crate::request::Input;
+        use std::borrow::Cow;
+        let fields = vec![
+            (Cow::Borrowed("userId"), Input::Json(1.into())),
+            (Cow::Borrowed("title"), Input::Json("a".into())),
+        ];
+        Todo::parse_new(fields).unwrap()
+    }
+
+    fn last_ids_and_undo(store: &Store) -> (u64, u64, usize) {
+        let widgets = lock(&store.shared.widgets);
+        let todos = lock(&store.shared.todos);
+        (
+            widgets.last_id,
+            todos.last_id,
+            widgets.undo.len() + todos.undo.len(),
+        )
+    }
+
+    /// What the API cannot show while writes are refused: a create whose
+    /// journal write failed gives its id back, and keeps nothing to undo.
+    #[test]
+    fn a_failed_create_gives_its_id_back() {
+        let dir = failing_files("failed-create", "{}");
+        let store = Store::open(100, &dir.join("data.json")).unwrap();
+        assert!(matches!(
+            store.create::<Todo>(new_todo()),
+            Err(ApiError::StorageUnavailable { .. })
+        ));
+        assert!(store.list::<Todo>().is_empty());
+        assert_eq!(last_ids_and_undo(&store), (0, 0, 0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Writes waiting together share one flush (group commit). When it
+    /// fails, every one of them is taken back, of every kind, in both
+    /// collections.
+    #[test]
+    fn a_failed_group_commit_takes_back_every_change_in_it() {
+        let dir = failing_files(
+            "failed-group",
+            r#"{"todos": [{"id": 1, "userId": 1, "title": "a"},
+                          {"id": 2, "userId": 1, "title": "b"}],
+                "widgets": [{"id": 1, "price": "$1", "quality": "ok"}]}"#,
+        );
+        let store = Store::open(100, &dir.join("data.json")).unwrap();
+        let before = (store.list::<Todo>(), store.list::<Widget>());
+        let storage = store.shared.storage.as_ref().unwrap();
+
+        storage.hold_flushes(true);
+        let results = std::thread::scope(|scope| {
+            let store = &store;
+            let writes = [
+                scope.spawn(move || store.create::<Todo>(new_todo()).map(drop)),
+                scope.spawn(move || store.create::<Todo>(new_todo()).map(drop)),
+                scope.spawn(move || {
+                    store
+                        .update::<Todo>(1, |_| Ok(()), |todo| todo.completed = true)
+                        .map(drop)
+                }),
+                scope.spawn(move || store.delete::<Todo>(2, |_| Ok(())).map(|_| ())),
+                scope.spawn(move || store.clear::<Widget>()),
+            ];
+            // Each change is made, and waits for the flush held back.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while last_ids_and_undo(store).2 < writes.len() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the writes never came"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            assert_eq!(store.list::<Todo>().len(), 3, "two created, one deleted");
+            assert!(store.list::<Widget>().is_empty());
+            // One flush now carries all five records, and fails.
+            storage.hold_flushes(false);
+            writes.map(|write| write.join().unwrap())
+        });
+
+        for result in results {
+            assert!(
+                matches!(result, Err(ApiError::StorageUnavailable { .. })),
+                "{result:?}"
+            );
+        }
+        assert_eq!((store.list::<Todo>(), store.list::<Widget>()), before);
+        assert_eq!(last_ids_and_undo(&store), (1, 2, 0));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Durable changes need no undo record: each is dropped at the next
+    /// change, and a clear's (the whole collection) right after its flush.
+    #[test]
+    fn durable_changes_keep_no_undo_records() {
+        let dir = failing_files("durable-undo", "{}");
+        std::fs::remove_file(dir.join("data.json.journal")).unwrap();
+        let store = Store::open(100, &dir.join("data.json")).unwrap();
+        for _ in 0..50 {
+            store.create::<Todo>(new_todo()).unwrap();
+        }
+        assert_eq!(last_ids_and_undo(&store), (0, 50, 1));
+        store.clear::<Todo>().unwrap();
+        assert_eq!(last_ids_and_undo(&store), (0, 50, 0));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -68,7 +68,10 @@ pub(crate) fn get(addr: &str, path: &str) -> String {
     out
 }
 
-fn wait_with_timeout(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+pub(crate) fn wait_with_timeout(
+    child: &mut Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
         if let Some(status) = child.try_wait().unwrap() {

@@ -8,13 +8,52 @@ use serde_json::{Value, json};
 use widgets_todos::store::Store;
 use widgets_todos::todos::Todo;
 
-use crate::cli::{kill_9, run, spawn_remote, stop_with};
-use crate::support::{TempDir, TestServer};
+use crate::cli::{BIN, kill_9, run, spawn_remote, stop_with, wait_with_timeout};
+use crate::support::{TempDir, TestServer, problem};
 
 fn journal_lines(path: &std::path::Path) -> usize {
     let mut journal = path.as_os_str().to_owned();
     journal.push(".journal");
     fs::read_to_string(journal).map_or(0, |text| text.lines().count())
+}
+
+/// Starts the binary on `data` (and `extra` flags), which must refuse to
+/// start: exit status 1 within 10 s. Returns its stderr. A server that
+/// starts instead is killed, and the test fails.
+fn refused_start(data: &std::path::Path, extra: &[&str]) -> String {
+    use std::io::Read;
+    let mut child = std::process::Command::new(BIN)
+        .args([
+            "--port",
+            "0",
+            "--data",
+            data.to_str().expect("a UTF-8 path"),
+        ])
+        .args(extra)
+        .env_clear()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the binary");
+    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
+    let mut out = String::new();
+    let mut err = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out);
+    let _ = child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err);
+    if status.is_none() {
+        let _ = child.wait();
+    }
+    assert!(status.is_some(), "the server started: {out}{err}");
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "{out}{err}");
+    err
 }
 
 #[test]
@@ -255,4 +294,453 @@ fn compaction_keeps_every_change() {
         reopened.create("/api/todos", r#"{"userId": 1, "title": "n"}"#)["id"],
         13
     );
+}
+
+/// Four acknowledged records, then one byte of the last changed, its newline
+/// kept: a complete line that does not load is corruption, not a torn write
+/// (a write in progress never reaches its newline), so start-up stops and
+/// every file stays as it was.
+#[test]
+fn a_complete_last_line_that_does_not_load_stops_start_up() {
+    let dir = TempDir::new("bad-last-line");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let first = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":2,"userId":1,"title":"b","completed":false}}"#,
+        "\n",
+        r#"{"seq":3,"op":"put","collection":"todos","item":{"id":3,"userId":1,"title":"c","completed":false}}"#,
+        "\n",
+    );
+    for last in [
+        // Not JSON any more: 'f' of false became 'g'.
+        r#"{"seq":4,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":galse}}"#,
+        // JSON, but an invalid item: userId 1 became 0.
+        r#"{"seq":4,"op":"put","collection":"todos","item":{"id":4,"userId":0,"title":"d","completed":false}}"#,
+        // A record number that does not follow on.
+        r#"{"seq":5,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":false}}"#,
+    ] {
+        let text = format!("{first}{last}\n");
+        fs::write(&journal, &text).expect("write the journal");
+        let stderr = refused_start(&data, &[]);
+        assert!(stderr.contains("line 4"), "{last}: {stderr}");
+        assert_eq!(fs::read_to_string(&journal).expect("read"), text, "{last}");
+        assert!(!data.exists(), "{last}: a failed start creates no file");
+    }
+}
+
+/// Ids are 1 to 2^53-1. Once a collection has handed out the last one, a
+/// create is refused with 507 and nothing is stored, in memory or on disk;
+/// the other collection goes on.
+#[test]
+fn a_collection_out_of_ids_refuses_creates_and_stores_nothing() {
+    let dir = TempDir::new("ids-run-out");
+    let data = dir.join("data.json");
+    fs::write(
+        &data,
+        r#"{"todos": [{"id": 9007199254740990, "userId": 1, "title": "next to last"}]}"#,
+    )
+    .expect("write the fixture");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    let last = server.create("/api/todos", r#"{"userId": 1, "title": "last"}"#);
+    assert_eq!(last["id"], 9_007_199_254_740_991_u64);
+    let refused = server.json(
+        "POST",
+        "/api/todos",
+        r#"{"userId": 1, "title": "one more"}"#,
+    );
+    let detail = problem(&refused, 507)["detail"].to_string();
+    assert!(detail.contains("no ids left"), "{detail}");
+    let listed = server.get("/api/todos");
+    assert_eq!(listed.header("X-Total-Count"), Some("2"));
+    assert_eq!(listed.json().as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        server.create("/api/widgets", r#"{"price": "1", "quality": "q"}"#)["id"],
+        1
+    );
+    drop(server);
+
+    // What was acknowledged is all there after a restart, and still no id
+    // is left.
+    let server = TestServer::with_store(Store::open(100, &data).expect("reload"));
+    let ids: Vec<Value> = server
+        .get("/api/todos")
+        .json()
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|todo| todo["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            json!(9_007_199_254_740_990_u64),
+            json!(9_007_199_254_740_991_u64)
+        ]
+    );
+    problem(
+        &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+        507,
+    );
+    drop(server);
+
+    // A fixture whose last id is the last one loads, and refuses creates.
+    fs::remove_file(dir.join("data.json.journal")).expect("remove the journal");
+    fs::write(&data, r#"{"lastId": {"todos": 9007199254740991}}"#).expect("write");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    problem(
+        &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+        507,
+    );
+    assert_eq!(server.get("/api/todos").json(), json!([]));
+}
+
+/// `lastId` values are ids (0 to 2^53-1) and `seq`, the journal's record
+/// number, is 0 to 2^53-1 too: anything else stops start-up.
+#[test]
+fn ids_and_record_numbers_out_of_range_stop_start_up() {
+    let dir = TempDir::new("ranges");
+    let data = dir.join("data.json");
+    let cases = [
+        (
+            r#"{"lastId": {"todos": 18446744073709551615}}"#,
+            "lastId.todos",
+        ),
+        (
+            r#"{"lastId": {"widgets": 9007199254740992}}"#,
+            "lastId.widgets",
+        ),
+        (r#"{"lastId": {"todos": -1}}"#, "lastId.todos"),
+        (r#"{"seq": 18446744073709551615}"#, "seq"),
+        (r#"{"seq": 9007199254740992, "todos": []}"#, "seq"),
+    ];
+    for (fixture, name) in cases {
+        fs::write(&data, fixture).expect("write the fixture");
+        let stderr = refused_start(&data, &[]);
+        assert!(stderr.contains(name), "{fixture}: {stderr}");
+        assert!(stderr.contains("9007199254740991"), "{fixture}: {stderr}");
+        assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
+    }
+
+    // A journal record numbered past the range.
+    fs::write(&data, r#"{"seq": 9007199254740991}"#).expect("write the snapshot");
+    let journal = dir.join("data.json.journal");
+    let record = concat!(
+        r#"{"seq":9007199254740992,"op":"delete","collection":"todos","id":1}"#,
+        "\n"
+    );
+    fs::write(&journal, record).expect("write the journal");
+    let stderr = refused_start(&data, &[]);
+    assert!(stderr.contains("line 1"), "{stderr}");
+    assert_eq!(fs::read_to_string(&journal).expect("read"), record);
+}
+
+/// With the last record number used, a write is refused (507) before
+/// anything changes, so that the journal never holds a record the loader
+/// would refuse.
+#[test]
+fn a_journal_out_of_record_numbers_refuses_writes() {
+    let dir = TempDir::new("seq-run-out");
+    let data = dir.join("data.json");
+    fs::write(
+        &data,
+        r#"{"seq": 9007199254740991, "todos": [{"id": 1, "userId": 1, "title": "a"}]}"#,
+    )
+    .expect("write the fixture");
+    let server = TestServer::with_store(Store::open(100, &data).expect("load"));
+    let before = server.get("/api/todos").json();
+    for (method, path, body) in [
+        ("POST", "/api/todos", r#"{"userId": 1, "title": "b"}"#),
+        ("PATCH", "/api/todos/1", r#"{"completed": true}"#),
+        ("DELETE", "/api/todos/1", ""),
+    ] {
+        let refused = server.json(method, path, body);
+        let detail = problem(&refused, 507)["detail"].to_string();
+        assert!(detail.contains("record numbers"), "{method}: {detail}");
+    }
+    assert_eq!(server.get("/api/todos").json(), before);
+    drop(server);
+    let server = TestServer::with_store(Store::open(100, &data).expect("reload"));
+    assert_eq!(server.get("/api/todos").json(), before);
+}
+
+/// A name given twice in a data file (at the top, in `lastId`, in an item,
+/// in a journal record) is ambiguous: refused, not "the last one wins".
+#[test]
+fn duplicate_names_in_the_data_files_stop_start_up() {
+    let dir = TempDir::new("duplicates");
+    let data = dir.join("data.json");
+    let todo = r#"{"id": 1, "userId": 1, "title": "a"}"#;
+    let cases = [
+        (
+            format!(r#"{{"todos": [{todo}], "todos": []}}"#),
+            "\"todos\"",
+        ),
+        (
+            format!(r#"{{"seq": 1, "todos": [{todo}], "seq": 0}}"#),
+            "\"seq\"",
+        ),
+        (
+            r#"{"lastId": {"todos": 9, "todos": 1}}"#.to_string(),
+            "lastId.todos",
+        ),
+        (
+            r#"{"lastId": {"todos": 9}, "lastId": {}}"#.to_string(),
+            "\"lastId\"",
+        ),
+        (
+            r#"{"todos": [{"id": 1, "userId": 1, "title": "a", "title": "b"}]}"#.to_string(),
+            "title",
+        ),
+        (
+            r#"{"widgets": [{"id": 1, "id": 2, "price": "1", "quality": "q"}]}"#.to_string(),
+            "id",
+        ),
+    ];
+    for (fixture, name) in &cases {
+        fs::write(&data, fixture).expect("write the fixture");
+        let stderr = refused_start(&data, &[]);
+        assert!(
+            stderr.contains(name) && stderr.contains("more than once"),
+            "{fixture}: {stderr}"
+        );
+        assert_eq!(fs::read_to_string(&data).expect("read"), *fixture);
+    }
+
+    fs::remove_file(&data).expect("remove the snapshot");
+    let journal = dir.join("data.json.journal");
+    for record in [
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":1,"userId":1,"title":"a","title":"b"}}"#,
+        r#"{"seq":1,"op":"put","collection":"todos","op":"delete","id":1,"item":{"id":1,"userId":1,"title":"a"}}"#,
+    ] {
+        let text = format!("{record}\n");
+        fs::write(&journal, &text).expect("write the journal");
+        let stderr = refused_start(&data, &[]);
+        // serde's own words for a record's names, ours for an item's.
+        assert!(
+            stderr.contains("line 1")
+                && (stderr.contains("more than once") || stderr.contains("duplicate field `op`")),
+            "{record}: {stderr}"
+        );
+        assert_eq!(fs::read_to_string(&journal).expect("read"), text);
+        assert!(!data.exists());
+    }
+}
+
+/// A data file holding more items than `--max-items` allows would load and
+/// then refuse every create: refused at start-up instead, saying how many.
+#[test]
+fn more_items_than_max_items_stop_start_up() {
+    let dir = TempDir::new("over-max-items");
+    let data = dir.join("data.json");
+    let todos: Vec<String> = (1..=5)
+        .map(|id| format!(r#"{{"id": {id}, "userId": 1, "title": "t{id}"}}"#))
+        .collect();
+    let fixture = format!(r#"{{"todos": [{}]}}"#, todos.join(",\n"));
+    fs::write(&data, &fixture).expect("write the fixture");
+    let stderr = refused_start(&data, &["--max-items", "3"]);
+    assert!(
+        stderr.contains("5 todos") && stderr.contains("--max-items 3"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
+
+    // The same count, reached through the journal.
+    let fixture = format!(r#"{{"todos": [{}]}}"#, todos[..3].join(",\n"));
+    fs::write(&data, &fixture).expect("write the fixture");
+    let journal = dir.join("data.json.journal");
+    let records = concat!(
+        r#"{"seq":1,"op":"put","collection":"todos","item":{"id":4,"userId":1,"title":"d","completed":false}}"#,
+        "\n",
+        r#"{"seq":2,"op":"put","collection":"todos","item":{"id":5,"userId":1,"title":"e","completed":false}}"#,
+        "\n",
+    );
+    fs::write(&journal, records).expect("write the journal");
+    let stderr = refused_start(&data, &["--max-items", "4"]);
+    assert!(
+        stderr.contains("5 todos") && stderr.contains("--max-items 4"),
+        "{stderr}"
+    );
+    assert_eq!(fs::read_to_string(&journal).expect("read"), records);
+    // With room enough, the same files load.
+    let store = Store::open(5, &data).expect("load with --max-items 5");
+    assert_eq!(store.list::<Todo>().len(), 5);
+}
+
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).expect("metadata").permissions().mode() & 0o7777
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A compaction replaces both files by renaming new ones over them; the
+/// new ones keep the old ones' modes (a private file stays private, and a
+/// group-writable one is not narrowed by the umask).
+#[test]
+fn rewritten_data_files_keep_their_mode() {
+    let dir = TempDir::new("modes");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    Store::open(100, &data).expect("create the files").close();
+    set_mode(&data, 0o660);
+    set_mode(&journal, 0o600);
+
+    let server = TestServer::with_store(Store::open(100, &data).expect("open"));
+    server.create("/api/todos", r#"{"userId": 1, "title": "a"}"#);
+    assert_eq!(journal_lines(&data), 1);
+    server.store().close();
+    assert_eq!(journal_lines(&data), 0, "the files were rewritten");
+    assert_eq!(mode(&data), 0o660);
+    assert_eq!(mode(&journal), 0o600);
+}
+
+/// `--data` naming a symbolic link: the server reads and rewrites the file
+/// the link points to, and the link stays. The journal, `PATH.journal`,
+/// may be a link too.
+#[test]
+fn data_files_that_are_symbolic_links_are_followed() {
+    let dir = TempDir::new("symlinks");
+    fs::create_dir(dir.join("real")).expect("mkdir");
+    let snapshot = dir.join("real/data.json");
+    fs::write(
+        &snapshot,
+        r#"{"todos": [{"id": 1, "userId": 1, "title": "a"}]}"#,
+    )
+    .expect("write the fixture");
+    let link = dir.join("link.json");
+    let journal_link = dir.join("link.json.journal");
+    std::os::unix::fs::symlink("real/data.json", &link).expect("link");
+    // Dangling until the server creates the journal where it points.
+    std::os::unix::fs::symlink("real/journal", &journal_link).expect("link");
+
+    let server = TestServer::with_store(Store::open(100, &link).expect("open"));
+    server.create("/api/todos", r#"{"userId": 1, "title": "b"}"#);
+    assert_eq!(journal_lines(&link), 1);
+    server.store().close();
+    drop(server);
+
+    for (path, target) in [(&link, "real/data.json"), (&journal_link, "real/journal")] {
+        assert_eq!(
+            fs::read_link(path).ok(),
+            Some(std::path::PathBuf::from(target)),
+            "{} is still a link to {target}",
+            path.display()
+        );
+    }
+    let written: Value =
+        serde_json::from_slice(&fs::read(&snapshot).expect("the target")).expect("JSON");
+    assert_eq!(written["todos"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        fs::read(dir.join("real/journal")).expect("the journal"),
+        b""
+    );
+    let mut names: Vec<_> = fs::read_dir(dir.join("real"))
+        .expect("list")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["data.json", "journal"], "no temporary file is left");
+
+    let server = TestServer::with_store(Store::open(100, &link).expect("reopen"));
+    assert_eq!(
+        server.get("/api/todos").json().as_array().map(Vec::len),
+        Some(2)
+    );
+
+    // A link that leads back to itself is refused at start-up.
+    let looped = dir.join("loop.json");
+    std::os::unix::fs::symlink("loop.json", &looped).expect("link");
+    let err = Store::open(100, &looped).err().expect("a loop fails");
+    assert!(
+        err.contains("loop.json") && err.contains("symbolic links"),
+        "{err}"
+    );
+}
+
+/// A journal that cannot be written (here a link to `/dev/full`, where
+/// every write fails with ENOSPC, as on a full disk): the write gets 503 and
+/// changes nothing, in memory either, whatever kind of write it was; writes
+/// stay refused; and nothing of it comes back after a restart. (A unit test
+/// in `store.rs` covers several writes sharing the failed flush.)
+#[test]
+fn a_failed_journal_write_changes_nothing() {
+    assert!(
+        fs::metadata("/dev/full").is_ok(),
+        "this test needs /dev/full"
+    );
+    let dir = TempDir::new("disk-full");
+    let data = dir.join("data.json");
+    let journal = dir.join("data.json.journal");
+    let fixture = r#"{"todos": [{"id": 1, "userId": 1, "title": "a"},
+                                {"id": 2, "userId": 1, "title": "b"}],
+                      "widgets": [{"id": 1, "price": "$1", "quality": "ok"}]}"#;
+    let state = |server: &TestServer| {
+        let todos = server.get("/api/todos");
+        let widgets = server.get("/api/widgets");
+        (
+            todos.json(),
+            todos.header("X-Total-Count").map(str::to_string),
+            widgets.json(),
+            widgets.header("X-Total-Count").map(str::to_string),
+        )
+    };
+    let writes = [
+        ("POST", "/api/todos", r#"{"userId": 2, "title": "new"}"#),
+        ("PATCH", "/api/todos/1", r#"{"completed": true}"#),
+        ("PUT", "/api/todos/2", r#"{"title": "changed"}"#),
+        ("DELETE", "/api/todos/2", ""),
+        ("DELETE", "/api/todos", ""),
+        (
+            "POST",
+            "/api/widgets",
+            r#"{"price": "$2", "quality": "new"}"#,
+        ),
+        ("DELETE", "/api/widgets/1", ""),
+    ];
+    for (method, path, body) in writes {
+        fs::write(&data, fixture).expect("write the fixture");
+        let _ = fs::remove_file(&journal);
+        std::os::unix::fs::symlink("/dev/full", &journal).expect("link");
+        let open = || {
+            let store = Store::open(100, &data).expect("open");
+            let options = widgets_todos::router::Options {
+                allow_reset: true,
+                ..Default::default()
+            };
+            TestServer::with_app(widgets_todos::router::App::with_options(store, options))
+        };
+
+        let server = open();
+        let before = state(&server);
+        assert_eq!(before.1.as_deref(), Some("2"));
+        problem(&server.json(method, path, body), 503);
+        assert_eq!(state(&server), before, "{method} {path} changed the store");
+        assert_eq!(server.get("/api/todos/3").status, 404);
+        // Writes stay refused.
+        problem(
+            &server.json("POST", "/api/todos", r#"{"userId": 1, "title": "x"}"#),
+            503,
+        );
+        assert_eq!(state(&server), before);
+        drop(server);
+
+        // Nothing of it comes back, and the next id is the one it would
+        // have been.
+        fs::remove_file(&journal).expect("remove the link");
+        let server = open();
+        assert_eq!(
+            state(&server),
+            before,
+            "after {method} {path} and a restart"
+        );
+        assert_eq!(
+            server.create("/api/todos", r#"{"userId": 1, "title": "d"}"#)["id"],
+            3
+        );
+    }
 }

@@ -1,0 +1,383 @@
+//! Loading the `--data` files at start-up: the snapshot, then the journal
+//! records that follow it, into the [`State`] the store starts from. (The
+//! files' format is described in `storage.rs`, which writes them.)
+//!
+//! Loading costs about what the items cost. The snapshot's text is read
+//! whole, but parsed member by member with serde's `Visitor` API rather
+//! than into one `serde_json::Value`: each item is checked and stored as
+//! soon as it is parsed, and its parsed form freed before the next, so no
+//! second copy of the store exists at any time. (A `Value` of the whole
+//! document took ten times the memory of the items it held, and, freed
+//! between them, stayed in the process for good.) The journal is read a
+//! line at a time.
+//!
+//! Every item is checked by the rules of a create, and the numbers by
+//! their ranges: ids and `lastId` up to 2^53-1, `seq` up to [`MAX_SEQ`]. A
+//! name given twice (at the top, in `lastId`, in an item or a record) is
+//! refused rather than letting the last one win, and so is a collection
+//! with more items than `--max-items`, which would load only to refuse
+//! every create. Any error stops start-up with a message naming the file
+//! and the place; nothing is changed on disk, except that a last journal
+//! line without its newline (a write cut short by a crash, never
+//! acknowledged) is dropped with a warning and cut off.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+use crate::items::Items;
+use crate::request::{Members, Name};
+use crate::resource::{self, Resource};
+use crate::storage::{MAX_SEQ, collection_name};
+use crate::todos::Todo;
+use crate::validate::MAX_SAFE_INTEGER;
+use crate::widgets::Widget;
+
+/// One collection as loaded: its items by id and the highest id handed out.
+#[derive(Debug)]
+pub struct Loaded<T> {
+    pub items: Items<T>,
+    pub last_id: u64,
+}
+
+impl<T> Default for Loaded<T> {
+    fn default() -> Self {
+        Loaded {
+            items: Items::default(),
+            last_id: 0,
+        }
+    }
+}
+
+/// Everything in the data files at start-up.
+#[derive(Debug, Default)]
+pub struct State {
+    pub widgets: Loaded<Widget>,
+    pub todos: Loaded<Todo>,
+    /// The last journal record applied.
+    pub seq: u64,
+}
+
+/// The snapshot at `path`, or `None` when there is no such file.
+pub fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String> {
+    let text = match std::fs::read(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
+    };
+    parse_snapshot(&text, max_items)
+        .map(Some)
+        .map_err(|err| format!("{}: {err}", path.display()))
+}
+
+/// Reads a snapshot or a hand-written fixture.
+fn parse_snapshot(text: &[u8], max_items: usize) -> Result<State, String> {
+    let mut state = State::default();
+    let mut document = serde_json::Deserializer::from_slice(text);
+    let parsed = document
+        .deserialize_map(SnapshotVisitor {
+            state: &mut state,
+            max_items,
+        })
+        .and_then(|()| document.end());
+    match parsed {
+        Ok(()) => Ok(state),
+        Err(err) if err.is_syntax() || err.is_eof() => Err(format!("not valid JSON: {err}")),
+        // Our own messages, and wrong types; serde_json adds the place.
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// The snapshot's top-level object: `seq`, `lastId`, `widgets`, `todos`,
+/// each at most once, all optional.
+struct SnapshotVisitor<'s> {
+    state: &'s mut State,
+    max_items: usize,
+}
+
+impl<'de> Visitor<'de> for SnapshotVisitor<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(r#"an object like {"widgets": [...], "todos": [...]}"#)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let state = self.state;
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(Name(name)) = map.next_key()? {
+            if seen.contains(&name) {
+                return Err(de::Error::custom(format!(
+                    "\"{name}\" is given more than once"
+                )));
+            }
+            match &*name {
+                "seq" => state.seq = map.next_value_seed(Whole("\"seq\"", MAX_SEQ))?,
+                "lastId" => map.next_value_seed(LastIds(state))?,
+                "widgets" => map.next_value_seed(ItemsSeed(&mut state.widgets, self.max_items))?,
+                "todos" => map.next_value_seed(ItemsSeed(&mut state.todos, self.max_items))?,
+                _ => {
+                    return Err(de::Error::custom(format!(
+                        "unknown member \"{name}\"; expected widgets, todos (and seq, lastId)"
+                    )));
+                }
+            }
+            seen.push(name);
+        }
+        Ok(())
+    }
+}
+
+/// A whole number from 0 to the maximum given, named in the error.
+struct Whole(&'static str, u64);
+
+impl<'de> DeserializeSeed<'de> for Whole {
+    type Value = u64;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
+        let Whole(name, max) = self;
+        Value::deserialize(deserializer)?
+            .as_u64()
+            .filter(|n| *n <= max)
+            .ok_or_else(|| {
+                de::Error::custom(format!("{name} must be a whole number from 0 to {max}"))
+            })
+    }
+}
+
+/// `lastId`: `{"widgets": 3, "todos": 9}`, the highest id each collection
+/// ever handed out (ids of deleted items included).
+struct LastIds<'s>(&'s mut State);
+
+impl<'de> DeserializeSeed<'de> for LastIds<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LastIds<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(r#"lastId as an object like {"widgets": 3, "todos": 9}"#)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let LastIds(state) = self;
+        let (mut widgets, mut todos) = (None, None);
+        while let Some(Name(name)) = map.next_key()? {
+            let (slot, label) = match &*name {
+                "widgets" => (&mut widgets, "lastId.widgets"),
+                "todos" => (&mut todos, "lastId.todos"),
+                _ => {
+                    return Err(de::Error::custom(format!(
+                        "unknown member \"lastId.{name}\"; expected widgets, todos"
+                    )));
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::custom(format!(
+                    "{label} is given more than once"
+                )));
+            }
+            *slot = Some(map.next_value_seed(Whole(label, MAX_SAFE_INTEGER))?);
+        }
+        // The items may come before or after: keep the higher.
+        let widgets_last = &mut state.widgets.last_id;
+        *widgets_last = (*widgets_last).max(widgets.unwrap_or(0));
+        let todos_last = &mut state.todos.last_id;
+        *todos_last = (*todos_last).max(todos.unwrap_or(0));
+        Ok(())
+    }
+}
+
+/// A collection's array, each item checked and stored as it is read; at
+/// most `max_items` of them (`--max-items`).
+struct ItemsSeed<'s, T>(&'s mut Loaded<T>, usize);
+
+impl<'de, T: Resource> DeserializeSeed<'de> for ItemsSeed<'_, T> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\" as an array", collection_name::<T>())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        let ItemsSeed(into, max_items) = self;
+        let name = collection_name::<T>();
+        let mut n = 0;
+        while let Some(Members(fields)) = items.next_element()? {
+            if n == max_items {
+                // Count the rest, for the message, without keeping them.
+                let mut count = n + 1;
+                while items.next_element::<IgnoredAny>()?.is_some() {
+                    count += 1;
+                }
+                return Err(de::Error::custom(too_many(count, name, max_items)));
+            }
+            let item: T = resource::from_stored(fields)
+                .map_err(|err| de::Error::custom(format!("{name}[{n}]: {err}")))?;
+            let id = item.id();
+            if into.items.insert(id, item).is_some() {
+                return Err(de::Error::custom(format!(
+                    "{name}[{n}]: id {id} appears twice"
+                )));
+            }
+            into.last_id = into.last_id.max(id);
+            n += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The message for a collection that holds more than `--max-items`.
+pub fn too_many(count: usize, name: &str, max_items: usize) -> String {
+    format!(
+        "{count} {name}: more than --max-items {max_items} allows; \
+         start with --max-items {count} or more"
+    )
+}
+
+/// Applies every journal record after `state.seq`; returns the journal's
+/// length once a torn last line, if any, is cut off. Only the bytes the
+/// file holds when it is opened are read.
+pub fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
+    let shown = path.display();
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) => return Err(format!("cannot read {shown}: {err}")),
+    };
+    let length = file
+        .metadata()
+        .map_err(|err| format!("cannot read {shown}: {err}"))?
+        .len();
+    let mut lines = BufReader::new(file.take(length));
+    let mut line = Vec::new();
+    let mut good = 0; // bytes of whole, applied lines
+    let mut line_no = 0;
+    loop {
+        line.clear();
+        let read = lines
+            .read_until(b'\n', &mut line)
+            .map_err(|err| format!("cannot read {shown}: {err}"))?;
+        if read == 0 {
+            return Ok(good);
+        }
+        line_no += 1;
+        // A record is acknowledged only once its newline is on disk, so a
+        // last line without one was never acknowledged: drop it unread.
+        let Some(record) = line.strip_suffix(b"\n") else {
+            log::warn!(
+                "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            );
+            let file = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|err| format!("cannot open {shown}: {err}"))?;
+            file.set_len(good)
+                .and_then(|()| file.sync_all())
+                .map_err(|err| format!("cannot cut the torn line from {shown}: {err}"))?;
+            return Ok(good);
+        };
+        // A whole line that does not load was not torn by a crash: the
+        // file was damaged or edited, and guessing which records to keep
+        // could lose acknowledged writes. Stop, and leave the file as is.
+        apply_record(record, state).map_err(|err| format!("{shown}: line {line_no}: {err}"))?;
+        good += read as u64;
+    }
+}
+
+/// One journal line: `{"seq":43,"op":"put","collection":"todos","item":{...}}`.
+#[derive(Deserialize)]
+struct Record<'a> {
+    seq: u64,
+    op: Op,
+    collection: Collection,
+    #[serde(borrow)]
+    item: Option<Members<'a>>,
+    id: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Op {
+    Put,
+    Delete,
+    Clear,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Collection {
+    Widgets,
+    Todos,
+}
+
+fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
+    let record: Record = serde_json::from_slice(line).map_err(|err| {
+        if err.is_data() {
+            err.to_string()
+        } else {
+            format!("not JSON: {err}")
+        }
+    })?;
+    let seq = record.seq;
+    if !(1..=MAX_SEQ).contains(&seq) {
+        return Err(format!(
+            "\"seq\" must be a whole number from 1 to {MAX_SEQ}"
+        ));
+    }
+    if seq <= state.seq {
+        // Already in the snapshot (a compaction was cut short, or a back-up
+        // copied the journal before a newer snapshot).
+        return Ok(());
+    }
+    if seq != state.seq + 1 {
+        return Err(format!(
+            "records {} to {} are missing: this journal does not follow on from the snapshot",
+            state.seq + 1,
+            seq - 1
+        ));
+    }
+    match record.collection {
+        Collection::Widgets => apply_to(record, &mut state.widgets)?,
+        Collection::Todos => apply_to(record, &mut state.todos)?,
+    }
+    state.seq = seq;
+    Ok(())
+}
+
+fn apply_to<T: Resource>(record: Record<'_>, into: &mut Loaded<T>) -> Result<(), String> {
+    match record.op {
+        Op::Put => {
+            let Members(fields) = record.item.ok_or("a put without \"item\"")?;
+            let item: T = resource::from_stored(fields)?;
+            let id = item.id();
+            into.last_id = into.last_id.max(id);
+            into.items.insert(id, item);
+        }
+        Op::Delete => {
+            into.items
+                .remove(record.id.ok_or("a delete without \"id\"")?);
+        }
+        Op::Clear => into.items.clear(),
+    }
+    Ok(())
+}
