@@ -3,7 +3,8 @@
 #   format and lint checks, unit and integration tests, then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the same
 #   behind nginx with the attacks it must stop, the abuse suite, the kill -9
-#   crash test of --data, and the benchmark in its quick mode.
+#   crash test of --data, a full disk under --data (as root), and the
+#   benchmark in its quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -52,6 +53,10 @@ browser_passed=$(sed -n 's/^browser: \([0-9]*\) passed.*/\1/p' "$tmp/browser")
 echo "== crash test: kill -9 during writes with --data, 20 rounds"
 python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
 grep -q ', 0 lost,' "$tmp/crash"
+
+echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
+python3 scripts/diskfull.py | tee "$tmp/diskfull"
+grep -q '^diskfull: \(ok\|skipped\)' "$tmp/diskfull"
 
 echo "== benchmark (quick: proves it runs, not the figures)"
 scripts/bench.sh --quick
