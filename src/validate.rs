@@ -106,27 +106,17 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON integer (digits
-    /// only), or decimal digits without a leading zero in a form.
+    /// An integer from 1 to [`MAX_SAFE_INTEGER`]: a JSON number that names
+    /// an integer, or decimal digits without a leading zero in a form.
     ///
-    /// A JSON number with a fraction or an exponent (`7.0`, `7e0`) is
-    /// refused, although JSON Schema would count `7.0` as an integer:
-    /// serde_json reads such a number into an `f64`, and the `f64` cannot
-    /// say which integer, if any, the text named (`9007199254740991.4` and
-    /// `9007199254740991.0` read the same, and the fast parse may land one
-    /// step off). serde_json reads plain digits exactly, so the value kept
-    /// is always the one sent.
+    /// As in JSON Schema (and so the OpenAPI document), `7.0` and `7e0` are
+    /// the integer 7; `7.5` is no integer. The number is read from its text
+    /// ([`exact_integer`]), never through an `f64`, which cannot say which
+    /// integer, if any, the text named: `9007199254740991.4` and
+    /// `9007199254740991.0` read as the same `f64`.
     pub fn integer(&mut self, name: &'static str, need: Need) -> Option<u64> {
         let value = match self.take(name, need)? {
-            Input::Json(Value::Number(n)) if n.is_f64() => {
-                return self.reject(
-                    name,
-                    format!(
-                        "must be an integer from 1 to {MAX_SAFE_INTEGER}, written without a fraction or exponent"
-                    ),
-                );
-            }
-            Input::Json(Value::Number(n)) => n.as_u64(),
+            Input::Json(Value::Number(n)) => exact_integer(n.as_str()),
             Input::Text(text) => parse_decimal(&text),
             _ => None,
         };
@@ -172,6 +162,45 @@ impl<'a> Validator<'a> {
             })
         }
     }
+}
+
+/// The integer a JSON number's text names, if it names one not below 0:
+/// `7`, `7.0`, `7e0`, `0.7e1`, `700e-2` are all 7; `7.5` and `-7` are none.
+/// The digits are read as digits times a power of ten, and the power must
+/// not leave a fraction.
+pub fn exact_integer(text: &str) -> Option<u64> {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, exponent.parse::<i64>().ok()?),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits_only = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || !digits_only(whole) || !digits_only(fraction) {
+        return None;
+    }
+    // The number is `digits` times ten to the power `scale`.
+    let mut digits = format!("{whole}{fraction}");
+    let mut scale = exponent.checked_sub(i64::try_from(fraction.len()).ok()?)?;
+    while scale < 0 && digits.ends_with('0') {
+        digits.pop();
+        scale += 1;
+    }
+    if scale < 0 {
+        return None;
+    }
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Some(0);
+    }
+    // Beyond 20 digits no u64 is left to name.
+    if i64::try_from(digits.len()).ok()? + scale > 20 {
+        return None;
+    }
+    let mut n: u64 = digits.parse().ok()?;
+    for _ in 0..scale {
+        n = n.checked_mul(10)?;
+    }
+    Some(n)
 }
 
 /// Decimal digits in canonical form: no sign, no leading zero, no spaces.
@@ -250,17 +279,26 @@ mod tests {
         let mut v = validator(
             r#"{"a": 1, "b": 9007199254740991, "c": 9007199254740992, "d": 0, "e": 1.0,
                 "f": "1", "g": -1, "h": true, "i": "true", "j": 1.5, "k": 9007199254740991.0,
-                "l": 2e3, "m": 99999999999999999999, "n": -0}"#,
+                "l": 2e3, "m": 99999999999999999999, "n": -0, "o": 9007199254740991.4,
+                "p": 700e-2, "q": 0.5e1}"#,
             &[
-                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n",
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q",
             ],
         );
-        assert_eq!(v.integer("a", Need::Required), Some(1));
-        assert_eq!(v.integer("b", Need::Required), Some(MAX_SAFE_INTEGER));
-        // Only plain digits: a fraction or an exponent is refused even when
-        // the number is whole, since its float reading may not be the
-        // number sent (`k` reads as 9007199254740990).
-        for name in ["c", "d", "e", "f", "g", "j", "k", "l", "m", "n"] {
+        // A number that names an integer is that integer, read from its
+        // text: `k` is 2^53-1 exactly, though its f64 is one off.
+        for (name, n) in [
+            ("a", 1),
+            ("b", MAX_SAFE_INTEGER),
+            ("e", 1),
+            ("k", MAX_SAFE_INTEGER),
+            ("l", 2000),
+            ("p", 7),
+            ("q", 5),
+        ] {
+            assert_eq!(v.integer(name, Need::Required), Some(n), "{name}");
+        }
+        for name in ["c", "d", "f", "g", "j", "m", "n", "o"] {
             assert_eq!(v.integer(name, Need::Required), None, "{name}");
         }
         assert_eq!(v.boolean("h", Need::Required), Some(true));
@@ -273,17 +311,34 @@ mod tests {
             let error = errors.iter().find(|e| e.field == field);
             error.map_or("", |e| e.message.as_str())
         };
-        assert!(message("e").contains("without a fraction or exponent"));
-        assert!(message("l").contains("without a fraction or exponent"));
         assert_eq!(
-            message("d"),
+            message("o"),
             "must be an integer from 1 to 9007199254740991"
         );
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(
-            fields,
-            ["c", "d", "e", "f", "g", "j", "k", "l", "m", "n", "i"]
-        );
+        assert_eq!(fields, ["c", "d", "f", "g", "j", "m", "n", "o", "i"]);
+    }
+
+    #[test]
+    fn exact_integers_from_number_text() {
+        for (text, n) in [
+            ("0", Some(0)),
+            ("7", Some(7)),
+            ("7.000", Some(7)),
+            ("7e0", Some(7)),
+            ("7E+2", Some(700)),
+            ("0.07e2", Some(7)),
+            ("700e-2", Some(7)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("18446744073709551616", None),
+            ("1e20", None),
+            ("7.5", None),
+            ("75e-1", None),
+            ("-7", None),
+            ("1e999999999999999999999", None),
+        ] {
+            assert_eq!(exact_integer(text), n, "{text}");
+        }
     }
 
     #[test]
