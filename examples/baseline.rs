@@ -20,8 +20,8 @@ use std::borrow::Cow;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use widgets_todos::request::Method;
-use widgets_todos::response::Reply;
+use widgets_todos::http::Method;
+use widgets_todos::http::Response;
 
 #[path = "common/bare.rs"]
 mod bare;
@@ -43,16 +43,16 @@ impl Canned {
     fn new() -> Canned {
         let date = httpdate::fmt_http_date(SystemTime::now());
         let list: Vec<_> = (1..=LIST_LEN).map(todo).collect();
-        let encode = |reply: Reply| reply.encode(&date, false, None);
+        let encode = |reply: Response| reply.encode(&date, false, None);
         Canned {
-            list: encode(Reply::json(200, &list)),
-            one: encode(Reply::json(200, &todo(1))),
+            list: encode(Response::json(200, &list)),
+            one: encode(Response::json(200, &todo(1))),
             created: encode(
-                Reply::json(201, &todo(LIST_LEN + 1))
+                Response::json(201, &todo(LIST_LEN + 1))
                     .with_header("Location", format!("/api/todos/{}", LIST_LEN + 1)),
             ),
-            deleted: encode(Reply::empty(204)),
-            not_found: encode(Reply::empty(404)),
+            deleted: encode(Response::empty(204)),
+            not_found: encode(Response::empty(404)),
         }
     }
 }

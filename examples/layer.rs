@@ -1,6 +1,7 @@
 //! Our connection layer alone, for `scripts/bench.sh`: the real server's
-//! accept loop, connection threads, lanes, framing checks, body read and
-//! response encoding (`server.rs`, `connection.rs`), with a handler that
+//! accept loop, connection threads, one request at a time per connection,
+//! framing checks, body read and
+//! response encoding (`src/transport/`), with a handler that
 //! answers every request with a reply made once at start-up: no routing
 //! beyond a glance at the method and the path, no decoding, no store.
 //!
@@ -23,8 +24,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use widgets_todos::request::Request;
-use widgets_todos::response::{Reply, Tag};
+use widgets_todos::http::Response;
+use widgets_todos::http::{Body, Request};
+use widgets_todos::store::entity_tag;
 use widgets_todos::transport::{self, Server};
 
 #[path = "common/mod.rs"]
@@ -34,21 +36,26 @@ use common::{Asked, LIST_LEN, todo};
 /// A response body made once, with its entity tag.
 struct Made {
     body: Arc<Vec<u8>>,
-    etag: Tag,
+    etag: String,
 }
 
 impl Made {
     fn of(value: &impl serde::Serialize) -> Made {
         let body = serde_json::to_vec(value).unwrap_or_default();
         Made {
-            etag: Tag::of(&body),
+            etag: entity_tag(&body),
             body: Arc::new(body),
         }
     }
 
     /// A reply sharing the body, as the real server's are.
-    fn reply(&self, status: u16) -> Reply {
-        Reply::shared_json(status, Arc::clone(&self.body)).with_header("ETag", self.etag.clone())
+    fn reply(&self, status: u16) -> Response {
+        Response::bytes(
+            status,
+            "application/json",
+            Body::Shared(Arc::clone(&self.body)),
+        )
+        .with_header("ETag", self.etag.clone())
     }
 }
 
@@ -69,7 +76,7 @@ impl Fixed {
         }
     }
 
-    fn answer(&self, req: &Request<'_>) -> Reply {
+    fn answer(&self, req: &Request<'_>) -> Response {
         // The headers below are literals, so that the layer allocates no
         // more per request than its fixed replies need.
         const _: () = assert!(LIST_LEN == 200, "X-Total-Count and Location say 200");
@@ -80,8 +87,8 @@ impl Fixed {
                 .reply(201)
                 .with_header("Location", "/api/todos/201"),
             Asked::One => self.one.reply(200),
-            Asked::Delete => Reply::empty(204),
-            Asked::Other => Reply::empty(404),
+            Asked::Delete => Response::empty(204),
+            Asked::Other => Response::empty(404),
         }
     }
 }

@@ -27,8 +27,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
-use widgets_todos::request::Method;
-use widgets_todos::response::Reply;
+use widgets_todos::http::Method;
+use widgets_todos::http::Response;
 
 #[path = "common/bare.rs"]
 mod bare;
@@ -78,7 +78,7 @@ struct Minimal {
 }
 
 impl Minimal {
-    fn reply(&self, request: &mut tiny_http::Request) -> Reply {
+    fn reply(&self, request: &mut tiny_http::Request) -> Response {
         let method = Method::parse(request.method().as_str());
         let asked = common::asked(method, request.url());
         let id = request
@@ -87,14 +87,14 @@ impl Minimal {
             .and_then(|id| id.parse::<u64>().ok());
         let mut body = Vec::new();
         if request.as_reader().read_to_end(&mut body).is_err() {
-            return Reply::empty(400);
+            return Response::empty(400);
         }
         let mut todos = self.todos.lock().unwrap_or_else(PoisonError::into_inner);
         match (asked, id) {
-            (Asked::List, _) => Reply::json(200, &todos.by_id.values().collect::<Vec<_>>()),
+            (Asked::List, _) => Response::json(200, &todos.by_id.values().collect::<Vec<_>>()),
             (Asked::Create, _) => {
                 let Ok(new) = serde_json::from_slice::<NewTodo>(&body) else {
-                    return Reply::empty(400);
+                    return Response::empty(400);
                 };
                 todos.last_id += 1;
                 let id = todos.last_id;
@@ -104,20 +104,20 @@ impl Minimal {
                     title: new.title,
                     completed: new.completed,
                 };
-                let reply = Reply::json(201, &todo);
+                let reply = Response::json(201, &todo);
                 todos.by_id.insert(id, todo);
                 reply.with_header("Location", format!("/api/todos/{id}"))
             }
             (Asked::One, Some(id)) if method == Method::Get => match todos.by_id.get(&id) {
-                Some(todo) => Reply::json(200, todo),
-                None => Reply::empty(404),
+                Some(todo) => Response::json(200, todo),
+                None => Response::empty(404),
             },
             (Asked::One, Some(id)) => {
                 let Ok(changes) = serde_json::from_slice::<Changes>(&body) else {
-                    return Reply::empty(400);
+                    return Response::empty(400);
                 };
                 let Some(todo) = todos.by_id.get_mut(&id) else {
-                    return Reply::empty(404);
+                    return Response::empty(404);
                 };
                 if let Some(user_id) = changes.user_id {
                     todo.user_id = user_id;
@@ -128,10 +128,10 @@ impl Minimal {
                 if let Some(completed) = changes.completed {
                     todo.completed = completed;
                 }
-                Reply::json(200, todo)
+                Response::json(200, todo)
             }
-            (Asked::Delete, Some(id)) if todos.by_id.remove(&id).is_some() => Reply::empty(204),
-            _ => Reply::empty(404),
+            (Asked::Delete, Some(id)) if todos.by_id.remove(&id).is_some() => Response::empty(204),
+            _ => Response::empty(404),
         }
     }
 }

@@ -493,7 +493,7 @@ def http2_flood(binary, count, read_timeout=None):
         read_timeout = 30
     else:
         server = Server(binary, capture_stderr=True)
-    # The README's bound (server.rs, deaf_limit): read timeout, the stuck
+    # The README's bound (transport/accept.rs, deaf_limit): read timeout, the stuck
     # margin and the stuck period (each at most 10 s), two one-second ticks.
     bound = read_timeout + 2 * min(read_timeout, 10) + 2
     cap = min(1024, (server.nofile() - 32) // 2)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The OpenAPI document, held to the server: validates src/openapi.json (and
+# The OpenAPI document, held to the server: validates src/app/openapi.json (and
 # checks the server serves exactly it) with openapi-spec-validator, then
 # runs schemathesis against the release binary with every check enabled:
 # status codes, content types, headers and response bodies as documented,
@@ -39,8 +39,8 @@ if ! "$venv/bin/schemathesis" --version 2>/dev/null | grep -q '4.32.5'; then
         'schemathesis==4.32.5' 'openapi-spec-validator==0.9.0'
 fi
 
-echo "== openapi-spec-validator src/openapi.json"
-"$venv/bin/openapi-spec-validator" src/openapi.json
+echo "== openapi-spec-validator src/app/openapi.json"
+"$venv/bin/openapi-spec-validator" src/app/openapi.json
 
 cargo build --release --quiet
 tmp=$(mktemp -d)
@@ -52,15 +52,15 @@ pid=$SERVER_PID
 base=$SERVER_URL
 
 curl -sS --fail "$base/api/openapi.json" -o "$tmp/served.json"
-cmp -s "$tmp/served.json" src/openapi.json ||
-    { echo "FAIL: the served document differs from src/openapi.json"; exit 1; }
+cmp -s "$tmp/served.json" src/app/openapi.json ||
+    { echo "FAIL: the served document differs from src/app/openapi.json"; exit 1; }
 
 echo "== schemathesis: every check, $max_examples examples, seed $seed"
 # One worker: two would run stateful sequences against the same store at
 # once, and one's DELETE could make the other's item vanish mid-sequence.
 status=0
 timeout 600 "$venv/bin/schemathesis" --config-file scripts/schemathesis.toml \
-    run src/openapi.json --url "$base" --checks all \
+    run src/app/openapi.json --url "$base" --checks all \
     --max-examples "$max_examples" --workers 1 --seed "$seed" \
     --no-color >"$tmp/report" 2>&1 || status=$?
 tail -25 "$tmp/report"

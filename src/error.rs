@@ -1,9 +1,10 @@
 //! Every way a request can fail, and the one place that turns a failure into
 //! an HTTP status.
 //!
-//! Handlers return `Result<Reply, ApiError>`. They never pick a status code
-//! for an error themselves: they pick a variant, and [`ApiError::status`]
-//! decides the code. `response.rs` then renders every variant the same way,
+//! Handlers return `Result<Response, ApiError>`. They never pick a status
+//! code for an error themselves: they pick a variant, and
+//! [`ApiError::status`] decides the code. `http` then renders every variant
+//! the same way,
 //! as an RFC 9457 problem document, so a client sees one error format whatever
 //! went wrong.
 

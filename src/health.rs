@@ -1,6 +1,6 @@
 //! What `/healthz` reports besides the store: a note that the server's
 //! connection handling sets while it cannot serve as it should (see
-//! `capacity.rs`), and clears when it can again.
+//! `transport/capacity.rs`), and clears when it can again.
 
 use std::sync::{Mutex, PoisonError};
 

@@ -3,74 +3,73 @@
 //!
 //! # Bird's-eye view
 //!
-//! A request travels through the modules in the order they are listed
-//! below. `server` and `connection` take it off the socket and hand a
-//! [`request::Request`] to a handler; in production that handler is
-//! [`router::App::handle`], which checks the path, method, query and
-//! `Accept`, then calls one of the five generic handlers in `resource`.
-//! Those decode and validate the body (`request`, `validate`, and the
-//! resource's own file), touch the `store` once, and return a
-//! [`response::Reply`]. Errors travel as [`error::ApiError`] and become
-//! problem+json in one place. `connection` encodes the reply and writes it
-//! back.
+//! One request, from the socket to the response:
+//!
+//! ```text
+//! accept thread ─► the connection's thread (the HTTP library parses the head)
+//!   ─► queue ─► a worker: transport::serve
+//!        ─► App::handle (app): path, auth, method, query, Accept, the handler
+//!             ─► http: the body decoded into fields ─► model: checked, a Todo
+//!             ─► store: one lock, the whole read-modify-write, owned data out
+//!        ◄─ a Response (http), encoded and written by the worker; access log
+//! ```
 //!
 //! # Codemap
 //!
-//! - `config`: flags and environment variables into a `Config`; `--help`.
-//! - `server`: listening socket and its timeouts, the accept loop and its
-//!   errors, the connection-thread pool, the workers, the watchdog,
-//!   shutdown.
-//! - `capacity`: the connection cap, and which connections are stuck in
-//!   the HTTP library reading a request head.
-//! - `health`: what `/healthz` reports about the connections.
-//! - `connection`: a connection thread's loop, one request's trip through a
-//!   worker (panic isolation), framing checks, one worker per connection,
-//!   condemned connections. With `server`, the only modules that touch
-//!   sockets.
-//! - `access_log`: one line per request, buffered and written in batches.
-//! - `cors`: the CORS headers every response gets.
-//! - `delay`: responses held back by `--delay`/`_delay`, sent by a timer
-//!   thread.
-//! - `router`: the routing table; 404, 405 + `Allow`, `OPTIONS`.
-//! - `request`: `Accept`, `Content-Type`, body cap, JSON and form decoding,
-//!   the query string.
-//! - `query`: the list query language (filters, `q`, sort, pages).
-//! - `validate`: typed field getters that collect every error for a 422.
-//! - `resource`: the `Resource` trait and the handlers widgets and todos share.
-//! - `widgets`, `todos`: each resource's fields and rules.
-//! - `store`: the `Mutex`-guarded collections and id allocation. The only
-//!   module that locks the data.
-//! - `items`: one collection's items by id, packed densely.
-//! - `storage`: `--data`: the snapshot and journal files, group commit,
-//!   compaction.
-//! - `load`: `--data` at start-up: the snapshot streamed item by item, the
-//!   journal replayed, every number and item checked.
-//! - `response`: `Reply`, problem+json, and the HTTP/1.1 encoding.
-//! - `error`: `ApiError` and its status codes.
+//! The folders are the request's path; each depends only on those below it
+//! in this table. This is the project's one codemap: the README's
+//! Architecture section points here.
+//!
+//! | path | owns |
+//! |---|---|
+//! | `main.rs` | read the configuration, start logging, serve until a signal, exit codes |
+//! | `lib.rs` | this overview; `start()` |
+//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
+//! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, `/healthz`, the OpenAPI document (`openapi.json`), and the handlers |
+//! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON and form decoding, the query string, the HTTP/1.1 encoding, problem+json |
+//! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language |
+//! | `store/` | `mod.rs`: the locked collections, ids, the cached list; `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `files.rs` (the files on disk) |
+//! | `config/` | flags and environment variables into a `Config`; `options.rs`: each option, its parser, and `--help` |
+//! | `error.rs` | `ApiError`: every way a request fails, and its status |
+//! | `health.rs` | what the transport tells `/healthz` |
+//!
+//! # Read the code
+//!
+//! A `GET /api/todos/1` passes through five files, in this order:
+//!
+//! 1. `transport/mod.rs`: `serve`, the normal path: the request's head and
+//!    body in, the handler called, the response out;
+//! 2. `app/mod.rs`: [`app::App`]'s routing table, the checks, and `get`;
+//! 3. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//!    the item's JSON and `ETag` from the collection's cache, or, the first
+//!    time, makes them with [`store::render`];
+//! 4. `model/mod.rs`: [`model::Todo`], which `render` serializes with
+//!    serde's derive;
+//! 5. `http/mod.rs`: [`http::Response`] with its `ETag`, and its encoding as
+//!    HTTP/1.1 bytes, which `transport/mod.rs` writes.
+//!
+//! A `POST /api/todos` passes through the same five: the transport; the
+//! app's `create`; `http` reads and decodes the body into fields; `model`
+//! checks them (`Validator`) into a new `Todo`; the store gives it the next
+//! id; `http` encodes the 201. With `--data`, `store/journal.rs` writes its
+//! record too. The transport's other files (the accept loop, connection
+//! handling, the workarounds for the HTTP library's defects) are its
+//! internals: `transport/mod.rs` says what each one does.
 
+pub mod app;
 pub mod config;
-pub mod cors;
 pub mod error;
 pub mod health;
-pub mod items;
-pub mod load;
-pub mod query;
-pub mod request;
-pub mod resource;
-pub mod response;
-pub mod router;
-pub mod storage;
+pub mod http;
+pub mod model;
 pub mod store;
-pub mod todos;
 pub mod transport;
-pub mod validate;
-pub mod widgets;
 
 use std::io;
 use std::sync::Arc;
 
+use app::App;
 use config::Config;
-use router::App;
 use store::Store;
 use transport::Server;
 
@@ -86,7 +85,7 @@ pub fn open_store(config: &Config) -> Result<Store, String> {
 /// Opens the store and serves it on `config.host:config.port`.
 pub fn start(config: &Config) -> io::Result<Server> {
     let store = open_store(config).map_err(io::Error::other)?;
-    let options = router::Options::from_config(config);
+    let options = app::Options::from_config(config);
     start_app(config, Arc::new(App::with_options(store, options)))
 }
 

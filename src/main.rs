@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use widgets_todos::app::{App, Options};
 use widgets_todos::config::{self, Command};
-use widgets_todos::router::{App, Options};
 use widgets_todos::transport::GRACE;
 use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, descriptor_limit};
 

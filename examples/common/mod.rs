@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use widgets_todos::config::{self, Command, Config};
-use widgets_todos::request::Method;
-use widgets_todos::todos::Todo;
+use widgets_todos::http::Method;
+use widgets_todos::model::Todo;
 
 /// How many todos the list response holds, as the benchmark stores.
 pub const LIST_LEN: u64 = 200;

@@ -12,11 +12,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cors::Cors;
-
 mod options;
 
-pub use options::{FAIL_CLOSED, HELP};
+pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
 use options::{OPTS, Opt, shown};
 
 /// Everything the server needs to start.
@@ -289,6 +287,27 @@ pub const DURABLE_THREADS: usize = 16;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn origins_are_checked() {
+        assert_eq!(
+            parse_origin("HTTP://Localhost:3000"),
+            Some("http://localhost:3000".into())
+        );
+        assert_eq!(
+            parse_origin("https://[::1]:8443"),
+            Some("https://[::1]:8443".into())
+        );
+        for bad in [
+            "localhost:3000",
+            "http://",
+            "http://a.test/",
+            "ftp://a",
+            "*",
+        ] {
+            assert_eq!(parse_origin(bad), None, "{bad}");
+        }
+    }
 
     fn parse_with(args: &[&str], env: &[(&str, &str)]) -> Result<Command, ConfigError> {
         let env: Vec<(String, String)> = env

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Config, MAX_DELAY_MS, Secret};
-use crate::cors::{Cors, parse_origin};
 
 pub const HELP: &str = "\
 widgets-todos: a small, fast HTTP/JSON server for widgets and todos under /api
@@ -269,4 +268,30 @@ fn number(text: &str, min: usize, max: usize) -> Option<usize> {
         return None;
     }
     text.parse().ok().filter(|n| (min..=max).contains(n))
+}
+
+/// Which origins browsers may call the API from (`--cors-origin`,
+/// `--no-cors`); the application sends the header fields (`app`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Cors {
+    /// Any origin (`*`): the default.
+    #[default]
+    Any,
+    /// Only these origins, as `scheme://host[:port]`, lowercase.
+    Origins(Vec<String>),
+    /// No CORS header fields at all.
+    Off,
+}
+
+/// Checks one `--cors-origin` value: `scheme://host[:port]`, nothing after.
+pub fn parse_origin(text: &str) -> Option<String> {
+    let text = text.trim().to_ascii_lowercase();
+    let rest = text
+        .strip_prefix("http://")
+        .or_else(|| text.strip_prefix("https://"))?;
+    let valid = !rest.is_empty()
+        && rest
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b));
+    valid.then_some(text)
 }

@@ -18,7 +18,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::lock;
-use crate::response::decimal;
+use time::OffsetDateTime;
+use time::format_description::FormatItem;
 
 /// How often buffered lines are written out.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
@@ -47,8 +48,7 @@ pub struct Line<'a> {
 
 /// Adds one line, after the same timestamp, level and target simple_logger
 /// writes: `<time> INFO  [widgets_todos::transport] 127.0.0.1:50000 GET
-/// /api/todos 200 312B 0.041ms`. Written by hand, not with `write!`: with
-/// the formatting machinery a line cost a fifth of a small request.
+/// /api/todos 200 312B 0.041ms`.
 pub fn record(line: Line<'_>) {
     let buffer = BUFFER.get_or_init(|| {
         let spawned = std::thread::Builder::new()
@@ -98,88 +98,35 @@ pub fn flush() {
 
 /// Appends `line`, stamped `now`, and a newline.
 fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
-    stamp(out, now);
-    out.extend_from_slice(b" INFO  [widgets_todos::transport] ");
-    match line.remote {
-        Some(SocketAddr::V4(addr)) => {
-            for (i, octet) in addr.ip().octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b'.');
-                }
-                out.extend_from_slice(decimal(octet.into()).as_ref());
-            }
-            out.push(b':');
-            out.extend_from_slice(decimal(addr.port().into()).as_ref());
-        }
-        // Writing into a Vec cannot fail.
-        Some(addr) => drop(write!(out, "{addr}")),
-        None => out.push(b'-'),
-    }
-    for part in [line.method, line.target] {
-        out.push(b' ');
-        out.extend_from_slice(part.as_bytes());
-    }
-    out.push(b' ');
-    out.extend_from_slice(decimal(line.status.into()).as_ref());
-    out.push(b' ');
-    out.extend_from_slice(decimal(line.bytes as u64).as_ref());
-    out.extend_from_slice(b"B ");
-    let micros = line.elapsed.as_micros().min(u128::from(u64::MAX)) as u64;
-    out.extend_from_slice(decimal(micros / 1000).as_ref());
-    out.push(b'.');
-    padded(out, micros % 1000, 3);
-    out.extend_from_slice(b"ms\n");
-}
-
-/// Appends a UTC time as simple_logger writes it: `2026-11-21T07:00:00.123Z`.
-fn stamp(out: &mut Vec<u8>, at: SystemTime) {
-    let since = at
-        .duration_since(SystemTime::UNIX_EPOCH)
+    let stamp = OffsetDateTime::from(now)
+        .format(TIMESTAMP)
         .unwrap_or_default();
-    let secs = since.as_secs();
-    let (year, month, day) = civil_from_days((secs / 86_400) as i64);
-    let of_day = secs % 86_400;
-    padded(out, year.max(0) as u64, 4);
-    for (separator, value) in [
-        (b'-', u64::from(month)),
-        (b'-', u64::from(day)),
-        (b'T', of_day / 3600),
-        (b':', of_day / 60 % 60),
-        (b':', of_day % 60),
-    ] {
-        out.push(separator);
-        padded(out, value, 2);
-    }
-    out.push(b'.');
-    padded(out, u64::from(since.subsec_millis()), 3);
-    out.push(b'Z');
-}
-
-/// Appends `n` in decimal, zero-padded to `width` digits.
-fn padded(out: &mut Vec<u8>, n: u64, width: usize) {
-    let digits = decimal(n);
-    let digits = digits.as_ref();
-    out.extend(std::iter::repeat_n(
-        b'0',
-        width.saturating_sub(digits.len()),
+    let remote: &dyn std::fmt::Display = match &line.remote {
+        Some(addr) => addr,
+        None => &"-",
+    };
+    let Line {
+        method,
+        target,
+        status,
+        bytes,
+        elapsed,
+        ..
+    } = line;
+    let micros = elapsed.as_micros();
+    // Writing into a Vec cannot fail.
+    drop(writeln!(
+        out,
+        "{stamp} INFO  [widgets_todos::transport] {remote} {method} {target} {status} {bytes}B {}.{:03}ms",
+        micros / 1000,
+        micros % 1000
     ));
-    out.extend_from_slice(digits);
 }
 
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard
-/// Hinnant's `civil_from_days` algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
+/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z`.
+const TIMESTAMP: &[FormatItem<'_>] = time::macros::format_description!(
+    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+);
 
 #[cfg(test)]
 mod tests {
@@ -220,11 +167,17 @@ mod tests {
     fn timestamps_match_the_calendar() {
         let at = |secs: u64, millis: u64| {
             let mut out = Vec::new();
-            stamp(
-                &mut out,
-                SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis),
-            );
-            String::from_utf8(out).unwrap()
+            let line = Line {
+                remote: None,
+                method: "GET",
+                target: "/",
+                status: 200,
+                bytes: 0,
+                elapsed: Duration::ZERO,
+            };
+            let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
+            write_line(&mut out, &line, now);
+            String::from_utf8(out).unwrap()[..24].to_string()
         };
         assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
         // 2000-02-29 (a leap day in a year divisible by 400).

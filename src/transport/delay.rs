@@ -17,19 +17,17 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
-use std::time::SystemTime;
-
 use super::connection::InFlight;
 use super::library::Incoming;
 use super::lock;
-use crate::response::Reply;
+use crate::http::Response;
 
 /// A response waiting for its time, encoded when it is sent (with that
 /// moment's `Date`, and `Connection: close` if the server is stopping by
 /// then).
 struct Delayed<R> {
     request: R,
-    reply: Reply,
+    reply: Response,
     head_only: bool,
     connection: Option<&'static str>,
     in_flight: InFlight<R>,
@@ -70,12 +68,12 @@ struct Pending<R> {
 impl<R: Incoming> Delays<R> {
     /// Sends `reply` as the response to `request` at `due` (at once when
     /// the server is stopping). `head_only` and `connection` are as for
-    /// [`Reply::encode`].
+    /// [`Response::encode`].
     pub(crate) fn send_at(
         self: &Arc<Self>,
         due: Instant,
         request: R,
-        reply: Reply,
+        reply: Response,
         head_only: bool,
         connection: Option<&'static str>,
         in_flight: InFlight<R>,
@@ -173,7 +171,7 @@ impl<R: Incoming> Delayed<R> {
         } else {
             self.connection
         };
-        let date = httpdate::fmt_http_date(SystemTime::now());
+        let date = super::http_date();
         let bytes = self.reply.encode(&date, self.head_only, connection);
         if let Err(err) = self.request.send(&bytes) {
             log::debug!("cannot send a delayed response: {err}");

@@ -16,7 +16,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
-use crate::response::Reply;
+use crate::http::Response;
 
 /// A request as the HTTP library hands it over, with the way to answer it.
 pub trait Incoming: Send + 'static {
@@ -39,7 +39,7 @@ pub trait Incoming: Send + 'static {
     /// Writes `bytes` as the whole response.
     fn send(self, bytes: &[u8]) -> io::Result<()>;
     /// Writes `reply`, then lets the library discard the unread body.
-    fn send_before_discarding_body(self, reply: &Reply, date: &str) -> io::Result<()>;
+    fn send_before_discarding_body(self, reply: &Response, date: &str) -> io::Result<()>;
     /// Drops the request unanswered.
     fn discard(self);
 }
@@ -97,7 +97,7 @@ impl Incoming for tiny_http::Request {
 
     /// tiny_http's own encoding of the head: its reason phrases and
     /// framing, and a `Content-Length: 0` even on a 204.
-    fn send_before_discarding_body(self, reply: &Reply, date: &str) -> io::Result<()> {
+    fn send_before_discarding_body(self, reply: &Response, date: &str) -> io::Result<()> {
         let mut headers = vec![
             ("Date", date),
             ("Cache-Control", "no-cache"),

@@ -12,8 +12,8 @@
 //! 2. That thread reads the connection's requests, one after the other
 //!    (tiny_http parses them), and queues each for the workers
 //!    (`workers.rs`), one at a time per connection (`connection.rs`).
-//! 3. A worker turns the request into an [`http::Request`](crate::request),
-//!    calls the handler, and writes the [`Reply`] back: [`serve`], below.
+//! 3. A worker turns the request into an [`http::Request`](crate::http::Request),
+//!    calls the handler, and writes the [`Response`] back: `serve`, below.
 //!
 //! # Around tiny_http's defects
 //!
@@ -52,6 +52,8 @@ mod library;
 mod tests;
 mod workers;
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -63,8 +65,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::error::ApiError;
 use crate::health::Health;
-use crate::request::{Method, Request};
-use crate::response::Reply;
+use crate::http::Response;
+use crate::http::{Method, Request};
 use body::BodyReader;
 use connection::Connection;
 use library::Incoming;
@@ -79,18 +81,18 @@ pub const GRACE: Duration = Duration::from_secs(5);
 /// tests (a closure is a handler).
 pub trait Handler: Send + Sync + 'static {
     /// The response to `request`.
-    fn handle(&self, request: &mut Request<'_>) -> Reply;
+    fn handle(&self, request: &mut Request<'_>) -> Response;
 
     /// The response when the transport refuses `request` itself, instead
     /// of [`Handler::handle`]: ambiguous framing (400), or `handle`
     /// panicked (500). The application adds what every response carries.
-    fn refuse(&self, _request: &Request<'_>, error: ApiError) -> Reply {
-        Reply::from(error)
+    fn refuse(&self, _request: &Request<'_>, error: ApiError) -> Response {
+        Response::from(error)
     }
 }
 
-impl<F: Fn(&mut Request<'_>) -> Reply + Send + Sync + 'static> Handler for F {
-    fn handle(&self, request: &mut Request<'_>) -> Reply {
+impl<F: Fn(&mut Request<'_>) -> Response + Send + Sync + 'static> Handler for F {
+    fn handle(&self, request: &mut Request<'_>) -> Response {
         self(request)
     }
 }
@@ -245,9 +247,12 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     let remote = incoming.remote_addr();
     // 1. The head as the handler sees it, and the body as it reads it.
     let method = Method::parse(incoming.method());
-    let method_name = incoming.method().to_string();
+    let method_name: Cow<'_, str> = match method.name() {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(incoming.method().to_string()),
+    };
     let target = incoming.target().to_string();
-    let headers = crate::request::READ_HEADERS
+    let headers = crate::http::READ_HEADERS
         .iter()
         .filter_map(|&name| Some((name, incoming.header(name)?.to_string())))
         .collect();
@@ -299,7 +304,7 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     }
     // 4. The response: now, later (a delay), or before tiny_http discards
     //    an unread body (on a thread of its own: that may take a while).
-    let date = httpdate::fmt_http_date(SystemTime::now());
+    let date = http_date();
     let head_only = method == Method::Head;
     let status = reply.status;
     let sent = if unread {
@@ -341,6 +346,26 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
             conn.close();
         }
     }
+}
+
+/// The `Date` field's value (RFC 9110 section 6.6.1). It changes once a
+/// second, so each thread keeps the last one it formatted (the README's
+/// "Performance" says what that saves).
+pub(crate) fn http_date() -> Arc<str> {
+    thread_local! {
+        static LAST: RefCell<(u64, Arc<str>)> = RefCell::new((u64::MAX, Arc::from("")));
+    }
+    let now = SystemTime::now();
+    let second = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    LAST.with_borrow_mut(|(last, date)| {
+        if *last != second {
+            *last = second;
+            *date = Arc::from(httpdate::fmt_http_date(now));
+        }
+        Arc::clone(date)
+    })
 }
 
 /// Takes a lock on the transport's bookkeeping. The queues and flags

@@ -13,8 +13,8 @@ use super::library::Incoming;
 use super::workers::Workers;
 use super::{Handler, lock};
 use crate::error::ApiError;
-use crate::request::Request;
-use crate::response::Reply;
+use crate::http::Request;
+use crate::http::Response;
 
 /// What happened to each fake request, in the order it happened.
 type Log = Arc<Mutex<Vec<(usize, Outcome)>>>;
@@ -104,7 +104,7 @@ impl Incoming for Fake {
         self.record(Outcome::Sent(status_line));
         Ok(())
     }
-    fn send_before_discarding_body(self, reply: &Reply, _date: &str) -> io::Result<()> {
+    fn send_before_discarding_body(self, reply: &Response, _date: &str) -> io::Result<()> {
         self.record(Outcome::SentBeforeDiscarding(reply.status));
         Ok(())
     }
@@ -138,13 +138,13 @@ fn handler() -> Arc<dyn Handler> {
         "/panic" => panic!("on purpose"),
         "/slow" => {
             std::thread::sleep(Duration::from_millis(50));
-            Reply::empty(204)
+            Response::empty(204)
         }
         _ if req.method_name == "POST" => match req.fields(false) {
-            Ok(_) => Reply::empty(201),
-            Err(err) => Reply::from(err),
+            Ok(_) => Response::empty(201),
+            Err(err) => Response::from(err),
         },
-        _ => Reply::empty(204),
+        _ => Response::empty(204),
     })
 }
 

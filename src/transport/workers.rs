@@ -22,6 +22,15 @@ use super::{Handler, lock};
 /// A request ready for a worker, with its connection.
 type Work<R> = (Request<R>, Arc<Connection<R>>);
 
+/// The requests ready for a worker, and how many workers wait for one.
+struct Queue<R> {
+    ready: VecDeque<Work<R>>,
+    /// Under load no worker waits, and a request queued wakes nobody: a
+    /// wake-up is a system call even when no thread waits (README,
+    /// "Performance": futex calls per request 1.22 -> 0.45).
+    idle: usize,
+}
+
 /// What connection threads and workers share.
 pub(crate) struct Workers<R> {
     pub handler: Arc<dyn Handler>,
@@ -30,8 +39,9 @@ pub(crate) struct Workers<R> {
     /// `--read-timeout`: also the most a whole body may take.
     pub read_timeout: Duration,
     pub delays: Arc<Delays<R>>,
-    queue: Mutex<VecDeque<Work<R>>>,
-    /// Signalled when a request is queued, and when the workers finish.
+    queue: Mutex<Queue<R>>,
+    /// Signalled when a request is queued while a worker waits, and when
+    /// the workers finish.
     queued: Condvar,
     /// The server is stopping: requests are answered with
     /// `Connection: close` and no delay, and no further one is read.
@@ -47,7 +57,10 @@ impl<R: Incoming> Workers<R> {
             max_body_bytes,
             read_timeout,
             delays: Arc::default(),
-            queue: Mutex::default(),
+            queue: Mutex::new(Queue {
+                ready: VecDeque::new(),
+                idle: 0,
+            }),
             queued: Condvar::new(),
             stopping: AtomicBool::new(false),
             finished: AtomicBool::new(false),
@@ -122,9 +135,12 @@ impl<R: Incoming> Workers<R> {
         if self.finished.load(Ordering::SeqCst) {
             return Some(work);
         }
-        queue.push_back(work);
+        queue.ready.push_back(work);
+        let idle = queue.idle > 0;
         drop(queue);
-        self.queued.notify_one();
+        if idle {
+            self.queued.notify_one();
+        }
         None
     }
 
@@ -135,16 +151,18 @@ impl<R: Incoming> Workers<R> {
             let (request, conn) = {
                 let mut queue = lock(&self.queue);
                 loop {
-                    if let Some(work) = queue.pop_front() {
+                    if let Some(work) = queue.ready.pop_front() {
                         break work;
                     }
                     if self.finished.load(Ordering::SeqCst) {
                         return;
                     }
+                    queue.idle += 1;
                     queue = self
                         .queued
                         .wait(queue)
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    queue.idle -= 1;
                 }
             };
             self.serve_connection(request, conn, false);

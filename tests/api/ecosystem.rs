@@ -1,7 +1,8 @@
 //! CORS, the health check, and the OpenAPI document.
 
 use serde_json::{Value, json};
-use widgets_todos::cors::{Cors, EXPOSED};
+use widgets_todos::app::EXPOSED;
+use widgets_todos::config::Cors;
 
 use crate::support::{TestServer, config, problem};
 

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use widgets_todos::request::Request;
-use widgets_todos::response::Reply;
-use widgets_todos::todos::Todo;
+use widgets_todos::http::Request;
+use widgets_todos::http::Response;
+use widgets_todos::model::Todo;
 
 use crate::support::{TestServer, problem};
 
@@ -20,7 +20,7 @@ fn a_panicking_handler_gives_500_and_the_worker_lives_on() {
         if req.path() == "/boom" {
             panic!("secret internal detail");
         }
-        Reply::json(200, &"fine")
+        Response::json(200, &"fine")
     }));
     // More panics than workers: if one killed its worker, later requests would hang.
     for _ in 0..10 {

@@ -1,6 +1,6 @@
 //! List queries (filters, `q`, sort, slices, `X-Total-Count`, `Link`) and
 //! conditional requests (`ETag`, `If-None-Match`, `If-Match`), over HTTP.
-//! The parsing rules themselves are unit-tested in `src/query.rs`.
+//! The parsing rules themselves are unit-tested in `src/model/query_tests.rs`.
 
 use std::sync::{Arc, Barrier};
 

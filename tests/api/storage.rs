@@ -5,8 +5,8 @@ use std::fs;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use widgets_todos::model::Todo;
 use widgets_todos::store::Store;
-use widgets_todos::todos::Todo;
 
 use crate::cli::{BIN, kill_9, run, spawn_remote, stop_with, wait_with_timeout};
 use crate::support::{TempDir, TestServer, problem};
@@ -195,11 +195,7 @@ fn a_torn_last_journal_line_is_dropped() {
         fs::write(&journal, format!("{good}{torn}")).expect("write the journal");
         let store = Store::open(100, &data).expect("a torn last line is no error");
         assert_eq!(
-            store
-                .list::<Todo>()
-                .iter()
-                .map(|t| t.id)
-                .collect::<Vec<_>>(),
+            store.all::<Todo>().iter().map(|t| t.id).collect::<Vec<_>>(),
             [1, 2],
             "{torn:?}"
         );
@@ -565,7 +561,7 @@ fn more_items_than_max_items_stop_start_up() {
     assert_eq!(fs::read_to_string(&journal).expect("read"), records);
     // With room enough, the same files load.
     let store = Store::open(5, &data).expect("load with --max-items 5");
-    assert_eq!(store.list::<Todo>().len(), 5);
+    assert_eq!(store.all::<Todo>().len(), 5);
 }
 
 fn mode(path: &std::path::Path) -> u32 {
@@ -666,7 +662,7 @@ fn data_files_that_are_symbolic_links_are_followed() {
 /// every write fails with ENOSPC, as on a full disk): the write gets 503 and
 /// changes nothing, in memory either, whatever kind of write it was; writes
 /// stay refused; and nothing of it comes back after a restart. (A unit test
-/// in `store.rs` covers several writes sharing the failed flush.)
+/// in `src/store/tests.rs` covers several writes sharing the failed flush.)
 #[test]
 fn a_failed_journal_write_changes_nothing() {
     assert!(
@@ -708,11 +704,11 @@ fn a_failed_journal_write_changes_nothing() {
         std::os::unix::fs::symlink("/dev/full", &journal).expect("link");
         let open = || {
             let store = Store::open(100, &data).expect("open");
-            let options = widgets_todos::router::Options {
+            let options = widgets_todos::app::Options {
                 allow_reset: true,
                 ..Default::default()
             };
-            TestServer::with_app(widgets_todos::router::App::with_options(store, options))
+            TestServer::with_app(widgets_todos::app::App::with_options(store, options))
         };
 
         let server = open();

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use widgets_todos::app::{App, Options};
 use widgets_todos::config::Config;
-use widgets_todos::router::{App, Options};
 use widgets_todos::store::Store;
 use widgets_todos::transport::{self, Handler, Server, Stopper};
 

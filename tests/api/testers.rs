@@ -5,8 +5,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use widgets_todos::app::{App, Options};
 use widgets_todos::config::Secret;
-use widgets_todos::router::{App, Options};
 use widgets_todos::store::Store;
 
 use crate::cli::{kill_9, run, spawn_remote, stop_with};

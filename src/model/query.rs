@@ -17,42 +17,14 @@
 //! Values are read by the field's type: integers in canonical decimal
 //! (`01` is an error), booleans `true` or `false`, text as it is. Distinct
 //! parameters must all hold (AND). Names and values arrive percent-decoded
-//! by [`crate::request::query_pairs`], which refuses malformed escapes.
+//! (`http::query_pairs`, which refuses malformed escapes). `_delay` is the
+//! application's, and ignored here.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use std::time::Duration;
-
-use crate::config::MAX_DELAY_MS;
+use super::{FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal};
 use crate::error::ApiError;
-use crate::items::Items;
-use crate::request::query_pairs;
-use crate::validate::{MAX_SAFE_INTEGER, parse_decimal};
-
-/// The type of a field, which decides how a query value is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldType {
-    Integer,
-    Text,
-    Boolean,
-}
-
-/// A field's value in an item, for filtering and sorting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FieldValue<'a> {
-    Integer(u64),
-    Text(&'a str),
-    Boolean(bool),
-}
-
-/// What the query language needs to know of a resource.
-pub trait Queryable {
-    /// Every field, `id` first, with its type.
-    const FIELDS: &'static [(&'static str, FieldType)];
-    /// The value of field number `index` in [`Queryable::FIELDS`].
-    fn field(&self, index: usize) -> FieldValue<'_>;
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -123,18 +95,22 @@ impl ListQuery {
             && self.slice == Slice::All
     }
 
-    /// Runs the query over `items` (in id order): the matching items in the
-    /// order and slice asked for, and how many matched before slicing.
-    pub fn run<'a, T: Queryable>(&self, items: &'a Items<T>) -> (Vec<&'a T>, usize) {
+    /// Runs the query over the `count` items of `items` (in id order): the
+    /// matching items in the order and slice asked for, and how many
+    /// matched before slicing.
+    pub fn run<'a, T: Queryable + 'a>(
+        &self,
+        items: impl Iterator<Item = &'a T>,
+        count: usize,
+    ) -> (Vec<&'a T>, usize) {
         let unfiltered = self.filters.is_empty() && self.search.is_none();
         if unfiltered && self.sort.is_empty() {
-            // Slice straight off the map: nothing else is looked at.
-            let total = items.len();
+            // Slice straight off the collection: nothing else is looked at.
             let (start, len) = self.bounds();
-            let page = items.values().skip(start).take(len.unwrap_or(usize::MAX));
-            return (page.collect(), total);
+            let page = items.skip(start).take(len.unwrap_or(usize::MAX));
+            return (page.collect(), count);
         }
-        let mut matched: Vec<&T> = items.values().filter(|item| self.matches(*item)).collect();
+        let mut matched: Vec<&T> = items.filter(|item| self.matches(*item)).collect();
         if !self.sort.is_empty() {
             // Stable, and the map is in id order: ties stay by id ascending.
             matched.sort_by(|a, b| self.compare(*a, *b));
@@ -244,9 +220,9 @@ const OPERATORS: &[(&str, Op)] = &[
     ("_like", Op::Like),
 ];
 
-/// Parses the query string of a list request for resource `T`.
-pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
-    delay_param(query)?;
+/// Parses the query of a list request for resource `T`, from its decoded
+/// name and value pairs.
+pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiError> {
     let mut parsed = ListQuery {
         filters: Vec::new(),
         search: None,
@@ -257,8 +233,8 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
     let mut sort: Option<String> = None;
     let mut order: Option<String> = None;
     let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for (name, value) in query_pairs(query)? {
-        let (name, value) = (name.into_owned(), value.into_owned());
+    for (name, value) in pairs {
+        let (name, value) = (name.clone(), value.clone());
         if name.is_empty() && value.is_empty() {
             continue;
         }
@@ -267,7 +243,7 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
                 parsed.kept.push((name.clone(), value.clone()));
             }
             match reserved {
-                // Checked, and applied, by `delay_param`.
+                // The application's (see the module comment).
                 "_delay" => {}
                 "q" => match &mut parsed.search {
                     Some(_) => return Err(repeated("q")),
@@ -307,30 +283,6 @@ pub fn parse<T: Queryable>(query: Option<&str>) -> Result<ListQuery, ApiError> {
     parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
     parsed.slice = parse_slice(&numbers)?;
     Ok(parsed)
-}
-
-/// The `_delay` parameter of any `/api` request: milliseconds, 0 to
-/// 10,000, at most once. `None` when absent.
-pub fn delay_param(query: Option<&str>) -> Result<Option<Duration>, ApiError> {
-    let mut delay = None;
-    for (name, value) in query_pairs(query)? {
-        if name != "_delay" {
-            continue;
-        }
-        if delay.is_some() {
-            return Err(repeated("_delay"));
-        }
-        let ms = parse_decimal(&value)
-            .filter(|ms| *ms <= MAX_DELAY_MS)
-            .ok_or_else(|| {
-                bad(
-                    "_delay",
-                    format!("'{value}' is not a number of milliseconds from 0 to {MAX_DELAY_MS}"),
-                )
-            })?;
-        delay = Some(Duration::from_millis(ms));
-    }
-    Ok(delay)
 }
 
 fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), ApiError> {
@@ -512,11 +464,11 @@ fn unknown<T: Queryable>(name: &str) -> ApiError {
     }
 }
 
-fn repeated(name: &str) -> ApiError {
+pub(crate) fn repeated(name: &str) -> ApiError {
     bad(name, format!("{name} is given more than once"))
 }
 
-fn bad(name: &str, why: String) -> ApiError {
+pub(crate) fn bad(name: &str, why: String) -> ApiError {
     ApiError::BadRequest {
         detail: format!("bad query parameter '{name}': {why}"),
         hint: None,
@@ -524,150 +476,5 @@ fn bad(name: &str, why: String) -> ApiError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug, PartialEq)]
-    struct Thing {
-        id: u64,
-        n: u64,
-        name: &'static str,
-        on: bool,
-    }
-
-    impl Queryable for Thing {
-        const FIELDS: &'static [(&'static str, FieldType)] = &[
-            ("id", FieldType::Integer),
-            ("n", FieldType::Integer),
-            ("name", FieldType::Text),
-            ("on", FieldType::Boolean),
-        ];
-        fn field(&self, index: usize) -> FieldValue<'_> {
-            match index {
-                0 => FieldValue::Integer(self.id),
-                1 => FieldValue::Integer(self.n),
-                2 => FieldValue::Text(self.name),
-                _ => FieldValue::Boolean(self.on),
-            }
-        }
-    }
-
-    fn things() -> Items<Thing> {
-        [
-            (1, 3, "Milk", false),
-            (2, 1, "bread", true),
-            (3, 2, "milkshake", true),
-            (4, 1, "Eggs", false),
-            (5, 2, "Ümlaut", true),
-        ]
-        .into_iter()
-        .map(|(id, n, name, on)| (id, Thing { id, n, name, on }))
-        .collect()
-    }
-
-    fn ids(query: &str) -> (Vec<u64>, usize) {
-        let items = things();
-        let parsed = parse::<Thing>(Some(query)).unwrap_or_else(|e| panic!("{query}: {e}"));
-        let (page, total) = parsed.run(&items);
-        (page.iter().map(|t| t.id).collect(), total)
-    }
-
-    fn error(query: &str) -> String {
-        parse::<Thing>(Some(query)).expect_err(query).to_string()
-    }
-
-    #[test]
-    fn filters_and_operators() {
-        assert_eq!(ids("n=1"), (vec![2, 4], 2));
-        assert_eq!(ids("id=1&id=3"), (vec![1, 3], 2));
-        assert_eq!(ids("n=2&on=true"), (vec![3, 5], 2));
-        assert_eq!(ids("n_ne=1&n_ne=2"), (vec![1], 1));
-        assert_eq!(ids("n_gte=2&id_lte=3"), (vec![1, 3], 2));
-        assert_eq!(ids("name_like=MILK"), (vec![1, 3], 2));
-        assert_eq!(ids("name_like=ümL"), (vec![5], 1));
-        assert_eq!(ids("q=e"), (vec![2, 3, 4], 3));
-        assert_eq!(ids("name=bread"), (vec![2], 1));
-        assert_eq!(ids("name_gte=a"), (vec![2, 3, 5], 3));
-        assert_eq!(ids(""), (vec![1, 2, 3, 4, 5], 5));
-    }
-
-    #[test]
-    fn sort_with_ties_by_id() {
-        assert_eq!(ids("_sort=n").0, [2, 4, 3, 5, 1]);
-        assert_eq!(ids("_sort=n&_order=desc").0, [1, 3, 5, 2, 4]);
-        assert_eq!(ids("_sort=on,n&_order=desc,asc").0, [2, 3, 5, 4, 1]);
-        assert_eq!(ids("_sort=name").0, [4, 1, 2, 3, 5]);
-    }
-
-    #[test]
-    fn slices() {
-        assert_eq!(ids("_page=2&_limit=2"), (vec![3, 4], 5));
-        assert_eq!(ids("_page=3&_limit=2"), (vec![5], 5));
-        assert_eq!(ids("_page=4&_limit=2"), (vec![], 5));
-        assert_eq!(ids("_page=1"), (vec![1, 2, 3, 4, 5], 5));
-        assert_eq!(ids("_start=1&_end=3"), (vec![2, 3], 5));
-        assert_eq!(ids("_start=3&_limit=10"), (vec![4, 5], 5));
-        assert_eq!(ids("_limit=2"), (vec![1, 2], 5));
-        assert_eq!(ids("_limit=0"), (vec![], 5));
-        assert_eq!(ids("_end=2"), (vec![1, 2], 5));
-        assert_eq!(ids("_start=9"), (vec![], 5));
-        // Filters, then sort, then slice; the total counts the matches.
-        assert_eq!(ids("on=true&_sort=n&_order=desc&_limit=2"), (vec![3, 5], 3));
-        assert_eq!(ids("n_gte=1&_page=2&_limit=1&_sort=name"), (vec![1], 5));
-    }
-
-    #[test]
-    fn errors_name_the_parameter() {
-        assert!(error("nme=x").contains("'nme'") && error("nme=x").contains("valid parameters"));
-        assert!(error("n=01").contains("'n'"));
-        assert!(error("n=-1").contains("'n'"));
-        assert!(error("on=yes").contains("'on'"));
-        assert!(error("on_gte=true").contains("'on_gte'"));
-        assert!(error("n_like=1").contains("'n_like'"));
-        assert!(error("name_foo=1").contains("'name_foo'"));
-        assert!(error("_page=0").contains("'_page'"));
-        assert!(error("_limit=-1").contains("'_limit'"));
-        assert!(error("_limit=ten").contains("'_limit'"));
-        assert!(error("_page=1&_limit=0").contains("'_limit'"));
-        assert!(error("_page=1&_start=2").contains("'_page'"));
-        assert!(error("_limit=1&_end=2").contains("'_end'"));
-        assert!(error("_start=3&_end=2").contains("'_end'"));
-        assert!(error("_sort=nope").contains("'_sort'"));
-        assert!(error("_sort=n&_order=up").contains("'_order'"));
-        assert!(error("_order=asc").contains("'_order'"));
-        assert!(error("_sort=n&_order=asc,desc").contains("'_order'"));
-        assert!(error("_page=1&_page=2").contains("more than once"));
-        assert!(error("q=a&q=b").contains("more than once"));
-        assert!(error("_sort=n&_sort=id").contains("more than once"));
-        // Decoding comes first: a bad escape is named like a bad value.
-        assert!(error("name_like=%ff").contains("'name_like'"));
-        assert!(error("n=1&_delay=%").contains("'_delay'"));
-    }
-
-    #[test]
-    fn link_header_for_pages() {
-        let link = |query: &str, total| {
-            parse::<Thing>(Some(query))
-                .unwrap()
-                .link("/api/things", total)
-        };
-        assert_eq!(link("_limit=2", 5), None);
-        assert_eq!(
-            link("on=true&_page=2&_limit=2", 5).unwrap(),
-            "</api/things?on=true&_page=1&_limit=2>; rel=\"first\", \
-             </api/things?on=true&_page=1&_limit=2>; rel=\"prev\", \
-             </api/things?on=true&_page=3&_limit=2>; rel=\"next\", \
-             </api/things?on=true&_page=3&_limit=2>; rel=\"last\""
-        );
-        assert_eq!(
-            link("_page=1", 0).unwrap(),
-            "</api/things?_page=1&_limit=10>; rel=\"first\", </api/things?_page=1&_limit=10>; rel=\"last\""
-        );
-        let beyond = link("_page=9&_limit=2", 5).unwrap();
-        assert!(
-            beyond.contains("_page=3&_limit=2>; rel=\"prev\""),
-            "{beyond}"
-        );
-        assert!(!beyond.contains("next"), "{beyond}");
-    }
-}
+#[path = "query_tests.rs"]
+mod tests;

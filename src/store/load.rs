@@ -1,6 +1,6 @@
 //! Loading the `--data` files at start-up: the snapshot, then the journal
 //! records that follow it, into the [`State`] the store starts from. (The
-//! files' format is described in `storage.rs`, which writes them.)
+//! files' format is described in `journal.rs`, which writes them.)
 //!
 //! Loading costs about what the items cost. The snapshot's text is read
 //! whole, but parsed member by member with serde's `Visitor` API rather
@@ -21,7 +21,6 @@
 //! line without its newline (a write cut short by a crash, never
 //! acknowledged) is dropped with a warning and cut off.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read};
@@ -31,13 +30,10 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use crate::items::Items;
-use crate::request::{Members, Name};
-use crate::resource::{self, Resource};
-use crate::storage::{MAX_SEQ, collection_name};
-use crate::todos::Todo;
-use crate::validate::MAX_SAFE_INTEGER;
-use crate::widgets::Widget;
+use super::items::Items;
+use super::journal::MAX_SEQ;
+use crate::error::ApiError;
+use crate::model::{Fields, Input, MAX_SAFE_INTEGER, Members, Resource, Todo, Widget};
 
 /// One collection as loaded: its items by id and the highest id handed out.
 #[derive(Debug)]
@@ -64,8 +60,27 @@ pub struct State {
     pub seq: u64,
 }
 
+/// Loads the snapshot at `snapshot` (if there is one) and the journal
+/// records after it; returns the state and the journal's length once a torn
+/// last line, if any, is cut off. Each collection may hold at most
+/// `max_items` items.
+pub fn load(snapshot: &Path, journal: &Path, max_items: usize) -> Result<(State, u64), String> {
+    let mut state = read_snapshot(snapshot, max_items)?.unwrap_or_default();
+    let journal_bytes = replay_journal(journal, &mut state)?;
+    for (count, name) in [
+        (state.widgets.items.len(), Widget::COLLECTION),
+        (state.todos.items.len(), Todo::COLLECTION),
+    ] {
+        if count > max_items {
+            let too_many = too_many(count, name, max_items);
+            return Err(format!("{}: {too_many}", journal.display()));
+        }
+    }
+    Ok((state, journal_bytes))
+}
+
 /// The snapshot at `path`, or `None` when there is no such file.
-pub fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String> {
+fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String> {
     let text = match std::fs::read(path) {
         Ok(text) => text,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -110,8 +125,8 @@ impl<'de> Visitor<'de> for SnapshotVisitor<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let state = self.state;
-        let mut seen: Vec<Cow<'de, str>> = Vec::new();
-        while let Some(Name(name)) = map.next_key()? {
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(name) = map.next_key::<String>()? {
             if seen.contains(&name) {
                 return Err(de::Error::custom(format!(
                     "\"{name}\" is given more than once"
@@ -173,7 +188,7 @@ impl<'de> Visitor<'de> for LastIds<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let LastIds(state) = self;
         let (mut widgets, mut todos) = (None, None);
-        while let Some(Name(name)) = map.next_key()? {
+        while let Some(name) = map.next_key::<String>()? {
             let (slot, label) = match &*name {
                 "widgets" => (&mut widgets, "lastId.widgets"),
                 "todos" => (&mut todos, "lastId.todos"),
@@ -215,12 +230,12 @@ impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\" as an array", collection_name::<T>())
+        write!(f, "\"{}\" as an array", T::COLLECTION)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
         let ItemsSeed(into, max_items) = self;
-        let name = collection_name::<T>();
+        let name = T::COLLECTION;
         let mut n = 0;
         while let Some(Members(fields)) = items.next_element()? {
             if n == max_items {
@@ -231,7 +246,7 @@ impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
                 }
                 return Err(de::Error::custom(too_many(count, name, max_items)));
             }
-            let item: T = resource::from_stored(fields)
+            let item: T = from_stored(fields)
                 .map_err(|err| de::Error::custom(format!("{name}[{n}]: {err}")))?;
             let id = item.id();
             if into.items.insert(id, item).is_some() {
@@ -247,7 +262,7 @@ impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
 }
 
 /// The message for a collection that holds more than `--max-items`.
-pub fn too_many(count: usize, name: &str, max_items: usize) -> String {
+fn too_many(count: usize, name: &str, max_items: usize) -> String {
     format!(
         "{count} {name}: more than --max-items {max_items} allows; \
          start with --max-items {count} or more"
@@ -257,7 +272,7 @@ pub fn too_many(count: usize, name: &str, max_items: usize) -> String {
 /// Applies every journal record after `state.seq`; returns the journal's
 /// length once a torn last line, if any, is cut off. Only the bytes the
 /// file holds when it is opened are read.
-pub fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
+fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
     let shown = path.display();
     let file = match File::open(path) {
         Ok(file) => file,
@@ -306,12 +321,11 @@ pub fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
 
 /// One journal line: `{"seq":43,"op":"put","collection":"todos","item":{...}}`.
 #[derive(Deserialize)]
-struct Record<'a> {
+struct Record {
     seq: u64,
     op: Op,
     collection: Collection,
-    #[serde(borrow)]
-    item: Option<Members<'a>>,
+    item: Option<Members>,
     id: Option<u64>,
 }
 
@@ -364,11 +378,11 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
     Ok(())
 }
 
-fn apply_to<T: Resource>(record: Record<'_>, into: &mut Loaded<T>) -> Result<(), String> {
+fn apply_to<T: Resource>(record: Record, into: &mut Loaded<T>) -> Result<(), String> {
     match record.op {
         Op::Put => {
             let Members(fields) = record.item.ok_or("a put without \"item\"")?;
-            let item: T = resource::from_stored(fields)?;
+            let item: T = from_stored(fields)?;
             let id = item.id();
             into.last_id = into.last_id.max(id);
             into.items.insert(id, item);
@@ -380,4 +394,37 @@ fn apply_to<T: Resource>(record: Record<'_>, into: &mut Loaded<T>) -> Result<(),
         Op::Clear => into.items.clear(),
     }
     Ok(())
+}
+
+/// An item of the data files, held to the rules of a create: an object
+/// with one `id` from 1 to 2^53-1 and the fields a create takes, each once.
+/// The error names the offending fields.
+fn from_stored<T: Resource>(mut fields: Fields) -> Result<T, String> {
+    let mut ids = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, (name, _))| name == "id");
+    let at = match (ids.next(), ids.next()) {
+        (Some((at, _)), None) => at,
+        (Some(_), Some(_)) => return Err("id is given more than once".into()),
+        (None, _) => return Err("id is required".into()),
+    };
+    let id = match fields.remove(at).1 {
+        Input::Json(Value::Number(id)) => id.as_u64(),
+        _ => None,
+    };
+    let Some(id) = id.filter(|id| (1..=MAX_SAFE_INTEGER).contains(id)) else {
+        return Err("id must be a whole number from 1 to 2^53-1".into());
+    };
+    match T::parse_new(fields) {
+        Ok(new) => Ok(T::create(id, new)),
+        Err(ApiError::Invalid { errors, .. }) => {
+            let errors: Vec<String> = errors
+                .iter()
+                .map(|e| format!("{} {}", e.field, e.message))
+                .collect();
+            Err(format!("{} {id}: {}", T::KIND, errors.join("; ")))
+        }
+        Err(err) => Err(format!("{} {id}: {err}", T::KIND)),
+    }
 }

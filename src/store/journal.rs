@@ -34,7 +34,7 @@
 //! If a flush fails, every later write is refused (503), the file is cut
 //! back to its last durable record, and each waiting writer gets the error;
 //! the store then takes back in memory every change not on disk (see
-//! `store.rs`).
+//! `store/mod.rs`).
 //!
 //! # Compaction
 //!
@@ -47,24 +47,23 @@
 //!
 //! # Loading
 //!
-//! `load.rs` reads the files at start-up: the snapshot, then every journal
-//! record with a higher `seq`, each item checked by the same rules as the
-//! API.
+//! `load.rs` reads the files at start-up, before they are opened here: the
+//! snapshot, then every journal record with a higher `seq`, each item
+//! checked by the same rules as the API.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::Serialize;
 
+use super::files::{
+    create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
+};
 use crate::error::ApiError;
-use crate::load::{self, State};
-use crate::resource::Resource;
-use crate::todos::Todo;
-use crate::validate::MAX_SAFE_INTEGER;
-use crate::widgets::Widget;
+use crate::model::{MAX_SAFE_INTEGER, Resource};
 
 /// By default, the journal may hold this many records, or as many as there
 /// are items stored if that is more, before it is compacted into a new
@@ -139,53 +138,40 @@ pub struct Cut {
 }
 
 impl Storage {
-    /// Opens (creating if absent) the data files at `path` and loads them
-    /// (see `load.rs`), each collection with at most `max_items` items. The
-    /// error is a message naming the file and, for bad data, the record or
-    /// item and field.
-    pub fn open(
-        path: &Path,
-        compact_after: u64,
-        max_items: usize,
-    ) -> Result<(Storage, State), String> {
-        // Each file is the one its name leads to, through any symbolic
-        // links; new files are made and renamed beside it.
+    /// The data files of `--data PATH`, through any symbolic links: the
+    /// snapshot's and the journal's. New files are made and renamed beside
+    /// them. The error names the file.
+    pub fn paths(path: &Path) -> Result<(PathBuf, PathBuf), String> {
         let resolved = |path: &Path| {
             resolve(path).map_err(|err| format!("cannot follow {}: {err}", path.display()))
         };
-        let snapshot_path = resolved(path)?;
-        let journal_path = resolved(&journal_path(path))?;
+        Ok((resolved(path)?, resolved(&journal_path(path))?))
+    }
+
+    /// Opens (creating if absent) the data files at `paths`, once `load.rs`
+    /// has loaded them: `seq` is the last record loaded, `journal_bytes`
+    /// the journal's length without a torn last line, `items` how many
+    /// items were loaded. The error is a message naming the file.
+    pub fn open(
+        (snapshot_path, journal_path): (PathBuf, PathBuf),
+        seq: u64,
+        journal_bytes: u64,
+        items: u64,
+        compact_after: u64,
+    ) -> Result<Storage, String> {
         let path = snapshot_path.as_path();
         let shown = path.display();
-        let mut state = load::read_snapshot(path, max_items)?.unwrap_or_default();
-        let journal_bytes = load::replay_journal(&journal_path, &mut state)?;
-        for (count, name) in [
-            (state.widgets.items.len(), "widgets"),
-            (state.todos.items.len(), "todos"),
-        ] {
-            if count > max_items {
-                let journal = journal_path.display();
-                return Err(format!(
-                    "{journal}: {}",
-                    load::too_many(count, name, max_items)
-                ));
-            }
-        }
         if !path.exists() {
             // An empty snapshot (the journal, if any, still holds the rest),
             // so that the files are whole from the start. Only once the
             // journal has loaded: a failed start changes no file.
-            write_atomically(path, |out| {
-                write_snapshot(
-                    out,
-                    &Snapshot::<Widget, Todo> {
-                        seq: 0,
-                        widgets: (0, Vec::new()),
-                        todos: (0, Vec::new()),
-                    },
-                )
-            })
-            .map_err(|err| format!("cannot create {shown}: {err}"))?;
+            let empty = Snapshot::<(), ()> {
+                seq: 0,
+                widgets: (0, Vec::new()),
+                todos: (0, Vec::new()),
+            };
+            write_atomically(path, |out| write_snapshot(out, &empty))
+                .map_err(|err| format!("cannot create {shown}: {err}"))?;
         }
 
         for leftover in [tmp_path(path), tmp_path(&journal_path)] {
@@ -203,15 +189,14 @@ impl Storage {
             sync_dir(file)
                 .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
         }
-        let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
-        let storage = Storage {
+        Ok(Storage {
             snapshot_path,
             journal_path,
             log: Mutex::new(Log {
                 file: Arc::new(file),
                 pending: Vec::new(),
-                next_seq: state.seq + 1,
-                durable: state.seq,
+                next_seq: seq + 1,
+                durable: seq,
                 appended_bytes: journal_bytes,
                 written_bytes: journal_bytes,
                 flushing: false,
@@ -222,8 +207,7 @@ impl Storage {
                 closing: false,
             }),
             changed: Condvar::new(),
-        };
-        Ok((storage, state))
+        })
     }
 
     fn log(&self) -> MutexGuard<'_, Log> {
@@ -298,7 +282,7 @@ impl Storage {
         let record = Record {
             seq,
             op,
-            collection: collection_name::<T>(),
+            collection: T::COLLECTION,
             item,
             id,
         };
@@ -533,98 +517,6 @@ fn unavailable(why: &str) -> ApiError {
     ApiError::StorageUnavailable {
         detail: format!("the data file cannot be written ({why}); no change is accepted"),
     }
-}
-
-/// "todos" for `/api/todos`.
-pub(crate) fn collection_name<T: Resource>() -> &'static str {
-    T::PATH.rsplit('/').next().unwrap_or(T::PATH)
-}
-
-fn journal_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".journal");
-    PathBuf::from(name)
-}
-
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".tmp");
-    PathBuf::from(name)
-}
-
-/// The file `path` names once symbolic links are followed (only the last
-/// component needs it: the directories are the same whatever their path).
-/// A file is replaced by renaming a new one over it, and a rename replaces
-/// whatever has the name, link or file: so the target is what must be
-/// replaced, by a new file beside it (a rename cannot cross file systems).
-/// The target need not exist yet. The links are read once, at start-up.
-fn resolve(path: &Path) -> io::Result<PathBuf> {
-    let mut path = path.to_path_buf();
-    // As many links in a row as Linux follows before ELOOP.
-    for _ in 0..40 {
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = fs::read_link(&path)?;
-                path = match path.parent() {
-                    Some(dir) => dir.join(target),
-                    None => target,
-                };
-            }
-            Ok(_) => return Ok(path),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path),
-            Err(err) => return Err(err),
-        }
-    }
-    Err(io::Error::other("too many levels of symbolic links"))
-}
-
-/// Creates `path.tmp`, empty, to be renamed over `path`: with `path`'s
-/// permissions when it exists, so that a rewritten file keeps its mode (a
-/// private file stays private, and the umask narrows nothing). It is
-/// created no wider than that and set exactly before anything is written.
-fn create_replacement(path: &Path) -> io::Result<(PathBuf, File)> {
-    let tmp = tmp_path(path);
-    let kept = match fs::metadata(path) {
-        Ok(meta) => Some(meta.permissions()),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-        Err(err) => return Err(err),
-    };
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(true);
-    if let Some(permissions) = &kept {
-        options.mode(permissions.mode() & 0o7777);
-    }
-    let file = options.open(&tmp)?;
-    if let Some(permissions) = kept {
-        // `mode` above applies only to a new file, less the umask.
-        file.set_permissions(permissions)?;
-    }
-    Ok((tmp, file))
-}
-
-/// Fsyncs the directory holding `path`, which makes a file created or
-/// renamed there durable (the file's own fsync does not cover its name).
-fn sync_dir(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    File::open(dir)?.sync_all()
-}
-
-/// Writes `path` whole or not at all: to `path.tmp`, fsync, rename over
-/// `path`, fsync the directory.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let (tmp, file) = create_replacement(path)?;
-    let mut out = BufWriter::new(file);
-    write(&mut out)?;
-    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
-    sync_dir(path)
 }
 
 /// The snapshot format: one item per line, so that it reads (and diffs)

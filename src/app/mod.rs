@@ -1,0 +1,560 @@
+//! The application: what answers a request once the transport has read it.
+//! The routing table, the order of checks, authentication, CORS, and the
+//! handlers of every route.
+//!
+//! For a request to a known path the checks run in this order, each one
+//! answering with an error before anything later is looked at (and before
+//! anything changes):
+//!
+//! 1. the path: unknown path or malformed id is 404;
+//! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
+//!    token, else 401;
+//! 3. the method: one the path does not take is 405 with `Allow`;
+//! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
+//!    answered here, whatever its query (the browser sends the URL of the
+//!    request it asks about, query and all);
+//! 5. the query: a collection's GET, HEAD and OPTIONS take a list query
+//!    (`model/query.rs`), any error in it is 400; other paths take none but
+//!    `_delay`; then a plain `OPTIONS` is answered;
+//! 6. `Accept` must admit JSON, else 406;
+//! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
+//!    body, its size (413), media type (415), syntax (400) and validation
+//!    (422); then, under the store's lock, `If-Match` (412); POST: the store
+//!    may be full (507). GET and HEAD: 304 for a matching `If-None-Match`.
+//!
+//! Every response, errors included, then gets its CORS header fields
+//! (`App::cors`), and an `/api` response the delay of `_delay` or `--delay`.
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
+use crate::error::ApiError;
+use crate::health::Health;
+use crate::http::{Body, JSON, Method, Request, Response};
+use crate::model::query::{self, ListQuery, bad, repeated};
+use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
+use crate::store::{Listed, Rendered, Store, Stored, entity_tag, render};
+use crate::transport::Handler;
+
+/// The OpenAPI 3.1 document describing this API.
+pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
+
+/// The header fields a browser script may read from a response (CORS).
+pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link";
+
+/// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
+const INDEX: &[Method] = &[Method::Get, Method::Head];
+const COLLECTION: &[Method] = &[Method::Get, Method::Head, Method::Post];
+const COLLECTION_RESET: &[Method] = &[Method::Get, Method::Head, Method::Post, Method::Delete];
+const ITEM: &[Method] = &[
+    Method::Get,
+    Method::Head,
+    Method::Put,
+    Method::Patch,
+    Method::Delete,
+];
+
+/// The application: the store, and the options that change what it does.
+pub struct App {
+    pub store: Store,
+    /// What the transport reports for `/healthz`.
+    pub health: Arc<Health>,
+    options: Options,
+}
+
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub allow_reset: bool,
+    pub delay: Duration,
+    pub auth_token: Option<Secret>,
+    pub cors: Cors,
+}
+
+impl Options {
+    pub fn from_config(config: &Config) -> Options {
+        Options {
+            allow_reset: config.allow_reset,
+            delay: config.delay,
+            auth_token: config.auth_token.clone(),
+            cors: config.cors.clone(),
+        }
+    }
+}
+
+/// A request's query, decoded once: its name and value pairs, or why it
+/// cannot be decoded (a 400, answered at its turn in the checks).
+type Query = Result<Vec<(String, String)>, ApiError>;
+
+impl Handler for App {
+    /// Answers one request. Never fails: every error becomes its problem+json.
+    fn handle(&self, req: &mut Request<'_>) -> Response {
+        let path = req.path();
+        let segments = segments(path);
+        let query = req.query();
+        let mut response = self
+            .route(req, path, &segments, &query)
+            .unwrap_or_else(Response::from);
+        if segments.first() == Some(&"api") {
+            let delay = delay(&query).ok().flatten();
+            response.delay = delay.unwrap_or(self.options.delay);
+        }
+        self.cors(req, response)
+    }
+
+    /// A request the transport refused (ambiguous framing) or whose
+    /// handling panicked: the problem document, with CORS header fields.
+    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
+        self.cors(req, Response::from(error))
+    }
+}
+
+impl App {
+    /// The application with every option off.
+    pub fn new(store: Store) -> App {
+        App::with_options(store, Options::default())
+    }
+
+    pub fn with_options(store: Store, options: Options) -> App {
+        let health = Arc::default();
+        App {
+            store,
+            health,
+            options,
+        }
+    }
+
+    /// The routing table, checks 1 and 2 of the module comment.
+    fn route(
+        &self,
+        req: &mut Request<'_>,
+        path: &str,
+        segments: &[&str],
+        query: &Query,
+    ) -> Result<Response, ApiError> {
+        if segments.first() == Some(&"api") && req.method != Method::Options {
+            self.authorize(req)?;
+        }
+        match segments {
+            ["api"] => self.index(req, query),
+            ["healthz"] => self.health(req, query),
+            ["api", "openapi.json"] => self.openapi(req, query),
+            ["api", "widgets"] => self.collection::<Widget>(req, query),
+            ["api", "widgets", id] => self.item::<Widget>(req, id, query),
+            ["api", "todos"] => self.collection::<Todo>(req, query),
+            ["api", "todos", id] => self.item::<Todo>(req, id, query),
+            _ => Err(ApiError::no_route(path)),
+        }
+    }
+
+    /// `/api`: where the collections are.
+    fn index(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        #[derive(serde::Serialize)]
+        struct Index {
+            widgets: &'static str,
+            todos: &'static str,
+        }
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        let (widgets, todos) = ("/api/widgets", "/api/todos");
+        Ok(Response::json(200, &Index { widgets, todos }))
+    }
+
+    /// `/healthz`, outside `/api`: 200 while the server can serve (with
+    /// `--data`, while its journal can be written; while its connections are
+    /// not stuck: see `transport/capacity.rs`), else 503.
+    fn health(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        #[derive(serde::Serialize)]
+        struct Healthy {
+            status: &'static str,
+        }
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        self.store.writable()?;
+        if let Some(detail) = self.health.trouble() {
+            return Err(ApiError::Unavailable { detail });
+        }
+        Ok(Response::json(200, &Healthy { status: "ok" }))
+    }
+
+    /// `/api/openapi.json`: `openapi.json`, embedded at build time.
+    fn openapi(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        static TAG: OnceLock<String> = OnceLock::new();
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        let tag = TAG.get_or_init(|| entity_tag(OPENAPI));
+        if let Some(unchanged) = not_modified(req, tag) {
+            return Ok(unchanged);
+        }
+        let body = Body::Owned(OPENAPI.to_vec());
+        Ok(Response::bytes(200, JSON, body).with_header("ETag", tag.clone()))
+    }
+
+    /// `/api/widgets`, `/api/todos`: the list, a create, and with
+    /// `--allow-reset` a reset.
+    fn collection<T: Stored>(
+        &self,
+        req: &mut Request<'_>,
+        query: &Query,
+    ) -> Result<Response, ApiError> {
+        let methods = if self.options.allow_reset {
+            COLLECTION_RESET
+        } else {
+            COLLECTION
+        };
+        // GET, HEAD and a plain OPTIONS read the query as a list query.
+        let listing = matches!(req.method, Method::Get | Method::Head | Method::Options);
+        if !listing {
+            if let Some(answered) = prepare(req, methods, query)? {
+                return Ok(answered);
+            }
+        } else if let Some(answered) = check_method(req, methods) {
+            return answered;
+        }
+        match req.method {
+            Method::Post => self.create::<T>(req),
+            Method::Delete => {
+                self.store.clear::<T>()?;
+                Ok(Response::empty(204))
+            }
+            _ => {
+                delay(query)?;
+                let list = query::parse::<T>(query.as_ref().map_err(Clone::clone)?)?;
+                if req.method == Method::Options {
+                    return Ok(options(methods));
+                }
+                req.check_accept()?;
+                self.list::<T>(req, &list)
+            }
+        }
+    }
+
+    /// `/api/widgets/{id}`, `/api/todos/{id}`.
+    fn item<T: Stored>(
+        &self,
+        req: &mut Request<'_>,
+        id: &str,
+        query: &Query,
+    ) -> Result<Response, ApiError> {
+        let id = parse_decimal(id)
+            .filter(|id| (1..=MAX_SAFE_INTEGER).contains(id))
+            .ok_or_else(|| ApiError::NotFound {
+                detail: format!(
+                    "'{id}' is not a {} id: ids are positive integers like 1 or 42",
+                    T::KIND
+                ),
+            })?;
+        if let Some(answered) = prepare(req, ITEM, query)? {
+            return Ok(answered);
+        }
+        match req.method {
+            Method::Put => self.update::<T>(req, id, false),
+            Method::Patch => self.update::<T>(req, id, true),
+            Method::Delete => self.delete::<T>(req, id),
+            _ => self.get::<T>(req, id),
+        }
+    }
+
+    /// `GET /api/{collection}`: the items the query selects (every item,
+    /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link`
+    /// for a `_page` query.
+    fn list<T: Stored>(&self, req: &Request<'_>, query: &ListQuery) -> Result<Response, ApiError> {
+        let Listed { rendered, total } = self.store.list::<T>(query)?;
+        if let Some(unchanged) = not_modified(req, &rendered.etag) {
+            return Ok(unchanged);
+        }
+        let link = query.link(&format!("/api/{}", T::COLLECTION), total);
+        let response = json(200, rendered).with_header("X-Total-Count", total.to_string());
+        Ok(match link {
+            Some(link) => response.with_header("Link", link),
+            None => response,
+        })
+    }
+
+    /// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
+    /// `If-None-Match`.
+    fn get<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
+        let rendered = self.store.get::<T>(id)?.ok_or_else(|| missing::<T>(id))?;
+        if let Some(unchanged) = not_modified(req, &rendered.etag) {
+            return Ok(unchanged);
+        }
+        Ok(json(200, rendered))
+    }
+
+    /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
+    fn create<T: Stored>(&self, req: &mut Request<'_>) -> Result<Response, ApiError> {
+        let new = T::parse_new(req.fields(false)?)?;
+        let item = self.store.create::<T>(new)?;
+        let mut location = String::with_capacity(40);
+        for part in [
+            "/api/",
+            T::COLLECTION,
+            "/",
+            itoa::Buffer::new().format(item.id()),
+        ] {
+            location.push_str(part);
+        }
+        Ok(json(201, render(&item)?).with_header("Location", location))
+    }
+
+    /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
+    /// into the item (README, "Updates"); PATCH also takes merge-patch+json.
+    /// With `If-Match`, only while the item is still the version named.
+    fn update<T: Stored>(
+        &self,
+        req: &mut Request<'_>,
+        id: u64,
+        merge_patch: bool,
+    ) -> Result<Response, ApiError> {
+        // An unknown id is 404 whatever the body or If-Match (RFC 9110
+        // section 13.2.1: a failure found before the content is processed
+        // wins over preconditions). Then the body's checks, then If-Match,
+        // under the store's lock: of two updates sent with the same
+        // If-Match, only the first to get there may change the item.
+        if !self.store.contains::<T>(id) {
+            return Err(missing::<T>(id));
+        }
+        let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
+        let check = |item: &T| precondition(req.header("If-Match"), item);
+        let updated = self
+            .store
+            .update::<T>(id, check, |item| item.apply(patch))?;
+        // `None`: deleted since the check above.
+        let item = updated.ok_or_else(|| missing::<T>(id))?;
+        Ok(json(200, render(&item)?))
+    }
+
+    /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
+    /// `If-Match`, only while the item is still the version named.
+    fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
+        let check = |item: &T| precondition(req.header("If-Match"), item);
+        if self.store.delete::<T>(id, check)? {
+            Ok(Response::empty(204))
+        } else {
+            Err(missing::<T>(id))
+        }
+    }
+
+    /// With `--auth-token`: 401 unless `Authorization: Bearer TOKEN`. The
+    /// comparison takes the same time wherever the tokens differ, so the
+    /// time taken does not tell how much of a guessed token was right.
+    fn authorize(&self, req: &Request<'_>) -> Result<(), ApiError> {
+        let Some(expected) = &self.options.auth_token else {
+            return Ok(());
+        };
+        let sent = req.header("Authorization").and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("Bearer")
+                .then_some(token.trim_start())
+        });
+        let Some(sent) = sent else {
+            return Err(ApiError::Unauthorized {
+                detail: "this server needs Authorization: Bearer <token> on /api".into(),
+            });
+        };
+        let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
+        let mut differ = a.len() ^ b.len();
+        for i in 0..a.len().max(b.len()) {
+            differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
+        }
+        if differ != 0 {
+            return Err(ApiError::Unauthorized {
+                detail: "the bearer token is wrong".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
+    /// `response`, so a page served from another origin can call the API:
+    /// any origin by default (`*`), only the `--cors-origin` origins (each
+    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
+    /// preflight, the 204 to an `OPTIONS` with
+    /// `Access-Control-Request-Method`, gets the path's methods and the
+    /// request headers asked for; any other response exposes the header
+    /// fields a client script needs.
+    fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
+        let allow_origin: Cow<'static, str> = match &self.options.cors {
+            Cors::Off => return response,
+            Cors::Any => "*".into(),
+            Cors::Origins(origins) => {
+                response.headers.push(("Vary", "Origin".into()));
+                match req.header("Origin") {
+                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
+                        origin.to_string().into()
+                    }
+                    _ => return response,
+                }
+            }
+        };
+        let preflight = req.is_preflight() && response.status == 204;
+        let methods = response
+            .header("Allow")
+            .filter(|_| preflight)
+            .map(str::to_string);
+        let headers = &mut response.headers;
+        headers.push(("Access-Control-Allow-Origin", allow_origin));
+        match methods {
+            Some(methods) => {
+                headers.push(("Access-Control-Allow-Methods", methods.into()));
+                let asked = req.header("Access-Control-Request-Headers");
+                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
+                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
+                }
+                headers.push(("Access-Control-Max-Age", "600".into()));
+            }
+            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
+        }
+        response
+    }
+}
+
+/// Checks 3 to 6 of the module comment for a path that takes no list
+/// query; `Some` when they answer the request already (`OPTIONS`).
+fn prepare(
+    req: &Request<'_>,
+    methods: &[Method],
+    query: &Query,
+) -> Result<Option<Response>, ApiError> {
+    if let Some(answered) = check_method(req, methods) {
+        return answered.map(Some);
+    }
+    // A path that takes no query takes no parameter but `_delay`.
+    delay(query)?;
+    let pairs = query.as_ref().map_err(Clone::clone)?;
+    if let Some((name, _)) = pairs.iter().find(|(name, _)| name != "_delay") {
+        return Err(ApiError::BadRequest {
+            detail: format!(
+                "unknown query parameter '{name}': this path takes no query parameters"
+            ),
+            hint: Some("remove the query string"),
+        });
+    }
+    if req.method == Method::Options {
+        return Ok(Some(options(methods)));
+    }
+    req.check_accept()?;
+    Ok(None)
+}
+
+/// Checks 3 and 4: `Some` with 405 for a method the path does not take,
+/// or with the answer to a CORS preflight.
+fn check_method(req: &Request<'_>, methods: &[Method]) -> Option<Result<Response, ApiError>> {
+    if req.is_preflight() {
+        return Some(Ok(options(methods)));
+    }
+    let known = req.method == Method::Options || methods.contains(&req.method);
+    (!known).then(|| {
+        Err(ApiError::MethodNotAllowed {
+            method: req.method_name.to_string(),
+            allow: allow(methods),
+        })
+    })
+}
+
+/// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
+fn options(methods: &[Method]) -> Response {
+    Response::empty(204).with_header("Allow", allow(methods))
+}
+
+/// The `Allow` field value for a path's methods.
+fn allow(methods: &[Method]) -> &'static str {
+    match methods.len() {
+        2 => "GET, HEAD, OPTIONS",
+        3 => "GET, HEAD, POST, OPTIONS",
+        4 => "GET, HEAD, POST, DELETE, OPTIONS",
+        _ => "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",
+    }
+}
+
+/// The path's segments, for the routing table. One trailing slash is
+/// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
+/// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
+/// (`*`) has none.
+fn segments(path: &str) -> Vec<&str> {
+    let path = path.find("://").map_or(path, |at| {
+        let rest = &path[at + 3..];
+        rest.find('/').map_or("", |slash| &rest[slash..])
+    });
+    match path.strip_prefix('/') {
+        Some(path) => path.strip_suffix('/').unwrap_or(path).split('/').collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The `_delay` parameter of an `/api` request: milliseconds, 0 to
+/// 10,000, at most once. `None` when absent.
+fn delay(query: &Query) -> Result<Option<Duration>, ApiError> {
+    let mut delay = None;
+    for (name, value) in query.as_ref().map_err(Clone::clone)? {
+        if name != "_delay" {
+            continue;
+        }
+        if delay.is_some() {
+            return Err(repeated("_delay"));
+        }
+        let ms = parse_decimal(value).filter(|ms| *ms <= MAX_DELAY_MS);
+        let why = || format!("'{value}' is not a number of milliseconds from 0 to {MAX_DELAY_MS}");
+        delay = Some(Duration::from_millis(
+            ms.ok_or_else(|| bad("_delay", why()))?,
+        ));
+    }
+    Ok(delay)
+}
+
+/// A JSON response with the representation's entity tag.
+fn json(status: u16, rendered: Rendered) -> Response {
+    let Rendered { body, etag } = rendered;
+    Response::bytes(status, JSON, Body::Shared(body)).with_header("ETag", etag)
+}
+
+/// 304 with the tag when `If-None-Match` matches it (GET and HEAD): `*`, or
+/// any listed tag, weak or not (weak comparison, RFC 9110 section 13.1.2).
+fn not_modified(req: &Request<'_>, etag: &str) -> Option<Response> {
+    let header = req.header("If-None-Match")?;
+    let hit = header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag);
+    hit.then(|| Response::empty(304).with_header("ETag", etag.to_string()))
+}
+
+/// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,
+/// anything goes; with it, `*`, or exactly the item's current tag (strong
+/// comparison: a weak tag never matches).
+fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiError> {
+    let Some(header) = if_match else {
+        return Ok(());
+    };
+    let current = render(item)?.etag;
+    if header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == "*" || tag == current)
+    {
+        return Ok(());
+    }
+    Err(ApiError::PreconditionFailed {
+        detail: format!(
+            "If-Match: {header} does not match the current version of {} {}",
+            T::KIND,
+            item.id()
+        ),
+    })
+}
+
+/// The 404 for a well-formed id that names no item.
+fn missing<T: Stored>(id: u64) -> ApiError {
+    ApiError::NotFound {
+        detail: format!("no {} with id {id}", T::KIND),
+    }
+}
+
+#[cfg(test)]
+mod tests;

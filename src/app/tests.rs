@@ -1,0 +1,133 @@
+//! The routing table and CORS, without a socket.
+
+use super::*;
+
+fn call(app: &App, method: &str, target: &str, headers: &[(&'static str, &str)]) -> Response {
+    let mut body: &[u8] = b"";
+    let mut req = Request {
+        method: Method::parse(method),
+        method_name: method,
+        target,
+        headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(),
+        content_length: None,
+        body: &mut body,
+        max_body_bytes: 1024,
+    };
+    app.handle(&mut req)
+}
+
+fn post(app: &App, target: &str, json: &str) -> Response {
+    let mut body = json.as_bytes();
+    let mut req = Request {
+        method: Method::Post,
+        method_name: "POST",
+        target,
+        headers: vec![("Content-Type", "application/json".into())],
+        content_length: Some(json.len() as u64),
+        body: &mut body,
+        max_body_bytes: 1024,
+    };
+    app.handle(&mut req)
+}
+
+#[test]
+fn segments_of_paths() {
+    assert_eq!(segments("/api/todos/"), ["api", "todos"]);
+    assert_eq!(segments("/api/todos//"), ["api", "todos", ""]);
+    assert_eq!(
+        segments("/api/todos/1/x/y"),
+        ["api", "todos", "1", "x", "y"]
+    );
+    assert_eq!(segments("http://localhost:8080/api"), ["api"]);
+    assert!(segments("http://localhost:8080").is_empty());
+    assert!(segments("*").is_empty());
+}
+
+#[test]
+fn routes_without_a_socket() {
+    let app = App::new(Store::new(10));
+    assert_eq!(call(&app, "GET", "/api", &[]).status, 200);
+    assert_eq!(
+        post(&app, "/api/todos", r#"{"userId": 1, "title": "a"}"#).status,
+        201
+    );
+    assert_eq!(call(&app, "GET", "/api/todos/1/", &[]).status, 200);
+    assert_eq!(call(&app, "GET", "/api/todos/01", &[]).status, 404);
+    assert_eq!(call(&app, "GET", "/api/nothing", &[]).status, 404);
+    assert_eq!(call(&app, "POST", "/api/todos/1", &[]).status, 405);
+    assert_eq!(call(&app, "get", "/api", &[]).status, 405);
+    assert_eq!(call(&app, "GET", "/api?x=1", &[]).status, 400);
+    let options = call(&app, "OPTIONS", "/api/widgets/3", &[]);
+    assert_eq!(
+        (options.status, options.header("Allow")),
+        (204, Some("GET, HEAD, PUT, PATCH, DELETE, OPTIONS"))
+    );
+}
+
+fn with_cors(cors: Cors) -> App {
+    let options = Options {
+        cors,
+        ..Options::default()
+    };
+    App::with_options(Store::new(10), options)
+}
+
+#[test]
+fn any_origin_by_default() {
+    let response = call(&with_cors(Cors::Any), "GET", "/api", &[]);
+    assert_eq!(response.header("Access-Control-Allow-Origin"), Some("*"));
+    assert_eq!(
+        response.header("Access-Control-Expose-Headers"),
+        Some("Location, ETag, X-Total-Count, Link")
+    );
+}
+
+#[test]
+fn preflight_lists_the_path_methods_and_echoes_headers() {
+    let asked = [
+        ("Origin", "http://localhost:3000"),
+        ("Access-Control-Request-Method", "POST"),
+        ("Access-Control-Request-Headers", "content-type, x-trace"),
+    ];
+    let response = call(
+        &with_cors(Cors::Any),
+        "OPTIONS",
+        "/api/todos?_page=1",
+        &asked,
+    );
+    assert_eq!(response.status, 204);
+    for (name, value) in [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"),
+        ("Access-Control-Allow-Headers", "content-type, x-trace"),
+        ("Access-Control-Max-Age", "600"),
+    ] {
+        assert_eq!(response.header(name), Some(value), "{name}");
+    }
+}
+
+#[test]
+fn listed_origins_are_reflected_others_get_nothing() {
+    let app = with_cors(Cors::Origins(vec![
+        "http://a.test".into(),
+        "https://b.test:8443".into(),
+    ]));
+    let response = call(&app, "GET", "/api", &[("Origin", "https://b.test:8443")]);
+    assert_eq!(
+        response.header("Access-Control-Allow-Origin"),
+        Some("https://b.test:8443")
+    );
+    assert_eq!(response.header("Vary"), Some("Origin"));
+    for origin in [&[("Origin", "http://evil.test")][..], &[]] {
+        let response = call(&app, "GET", "/api", origin);
+        let cors: Vec<_> = response.headers.iter().map(|(name, _)| *name).collect();
+        assert_eq!(cors, ["Vary"]);
+    }
+    let off = call(
+        &with_cors(Cors::Off),
+        "GET",
+        "/api",
+        &[("Origin", "http://a.test")],
+    );
+    assert!(off.headers.is_empty(), "{:?}", off.headers);
+}

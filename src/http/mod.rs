@@ -1,0 +1,590 @@
+//! HTTP messages as this server sees them: the [`Request`] the transport
+//! hands to the application, and the [`Response`] it gets back.
+//!
+//! - A request: its method, its target (path and query), the few header
+//!   fields the server reads ([`READ_HEADERS`]), and its body as a plain
+//!   reader. Reading the body checks, in this order, the size cap against
+//!   `Content-Length` (before a byte is read), the media type
+//!   (`Content-Type`), the size cap again while reading, and the syntax of
+//!   the format, JSON or form (RFC 9110 section 8.3).
+//! - Content negotiation: whether `Accept` admits JSON (section 12.5.1).
+//! - A response: status, header fields, body; its encoding as HTTP/1.1
+//!   bytes (RFC 9112), and every error as an RFC 9457 problem document.
+//!
+//! Nothing here knows about sockets or the HTTP library, so all of it can
+//! be tested with byte strings (`tests.rs`).
+
+use std::borrow::Cow;
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use crate::error::{ApiError, FieldError};
+use crate::model::{Fields, Input, Members};
+
+/// The methods this server tells apart; everything else is `Other` (405).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Options,
+    Other,
+}
+
+impl Method {
+    /// The name, for every method but `Other`.
+    pub fn name(self) -> Option<&'static str> {
+        let name = match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Other => return None,
+        };
+        Some(name)
+    }
+
+    /// Methods are case-sensitive (RFC 9110 section 9.1): `get` is not `GET`.
+    pub fn parse(name: &str) -> Method {
+        match name {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            _ => Method::Other,
+        }
+    }
+}
+
+/// The request header fields this server reads: the transport copies
+/// these, and only these, into a [`Request`]. Reading one more is one more
+/// name here.
+pub const READ_HEADERS: &[&str] = &[
+    "Accept",
+    "Authorization",
+    "Content-Type",
+    "If-Match",
+    "If-None-Match",
+    "Origin",
+    "Access-Control-Request-Method",
+    "Access-Control-Request-Headers",
+];
+
+/// One request as the application sees it.
+pub struct Request<'a> {
+    pub method: Method,
+    /// The method as sent, for messages about unsupported ones.
+    pub method_name: &'a str,
+    /// The request target: path plus optional `?query`.
+    pub target: &'a str,
+    /// The fields of [`READ_HEADERS`] the request has.
+    pub headers: Vec<(&'static str, String)>,
+    /// The declared `Content-Length`, when there is one.
+    pub content_length: Option<u64>,
+    /// The body, read on demand; reading may send `100 Continue`.
+    pub body: &'a mut dyn Read,
+    /// `--max-body-bytes`.
+    pub max_body_bytes: usize,
+}
+
+impl<'a> Request<'a> {
+    /// A header field's value (one of [`READ_HEADERS`]), by name in any case.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let field = self
+            .headers
+            .iter()
+            .find(|(f, _)| f.eq_ignore_ascii_case(name));
+        field.map(|(_, value)| value.as_str())
+    }
+
+    /// A CORS preflight: `OPTIONS` with `Access-Control-Request-Method`.
+    pub fn is_preflight(&self) -> bool {
+        self.method == Method::Options && self.header("Access-Control-Request-Method").is_some()
+    }
+
+    /// The path, without the query.
+    pub fn path(&self) -> &'a str {
+        self.target
+            .split_once('?')
+            .map_or(self.target, |(path, _)| path)
+    }
+
+    /// The query's parameters, decoded: see [`query_pairs`].
+    pub fn query(&self) -> Result<Vec<(String, String)>, ApiError> {
+        query_pairs(self.target.split_once('?').map_or("", |(_, query)| query))
+    }
+
+    /// 406 unless `Accept` admits JSON (see [`accepts_json`]).
+    pub fn check_accept(&self) -> Result<(), ApiError> {
+        match self.header("Accept") {
+            Some(accept) if !accepts_json(accept) => Err(ApiError::NotAcceptable),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads and decodes the body into fields: see the module comment.
+    /// `merge_patch` also admits `application/merge-patch+json` (PATCH).
+    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields, ApiError> {
+        let limit = self.max_body_bytes;
+        if self.content_length.is_some_and(|n| n > limit as u64) {
+            return Err(ApiError::ContentTooLarge { limit });
+        }
+        let format = match self.header("Content-Type") {
+            Some(value) => Some(BodyFormat::of(value, merge_patch)?),
+            None => None,
+        };
+        let expected = self.content_length.map_or(0, |n| n as usize);
+        let body = read_capped(&mut *self.body, limit, expected)?;
+        if body.is_empty() {
+            return Err(ApiError::BadRequest {
+                detail: "the request body is empty".into(),
+                hint: Some("send a JSON object, e.g. {\"title\": \"Buy milk\"}"),
+            });
+        }
+        match format {
+            Some(BodyFormat::Json) => decode_json(&body),
+            Some(BodyFormat::Form) => decode_form(&body),
+            None => Err(ApiError::UnsupportedMediaType {
+                detail: "the request has a body but no Content-Type".into(),
+            }),
+        }
+    }
+}
+
+/// Reads at most `limit` bytes; one byte more means 413. Chunked bodies have
+/// no `Content-Length`, so this is where they are cut off. `expected`, the
+/// declared length, sizes the buffer: the body is then read in one go.
+fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec<u8>, ApiError> {
+    let mut buf = Vec::with_capacity(expected.min(limit) + 1);
+    match body.take(limit as u64 + 1).read_to_end(&mut buf) {
+        Ok(_) if buf.len() > limit => Err(ApiError::ContentTooLarge { limit }),
+        Ok(_) => Ok(buf),
+        // SO_RCVTIMEO reports a timeout as WouldBlock; the transport's
+        // deadline as TimedOut.
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) =>
+        {
+            Err(ApiError::RequestTimeout)
+        }
+        Err(err) => Err(ApiError::bad_request(format!(
+            "cannot read the request body: {err}"
+        ))),
+    }
+}
+
+/// Whether an `Accept` value (RFC 9110 section 12.5.1) admits a JSON
+/// response: it names `*/*`, `application/*`, `application/json` or
+/// `application/problem+json` with a q-value above 0. Blank counts as absent.
+pub fn accepts_json(accept: &str) -> bool {
+    if accept.trim().is_empty() {
+        return true;
+    }
+    accept.split(',').any(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let served = matches!(
+            media.as_str(),
+            "*/*" | "application/*" | "application/json" | "application/problem+json"
+        );
+        // The q parameter: 1 when absent, 0 when malformed (section 12.4.2).
+        let q = parts
+            .filter_map(|param| param.split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok())
+            .filter(|q| (0.0..=1.0).contains(q))
+            .unwrap_or(0.0);
+        served && q > 0.0
+    })
+}
+
+/// The body formats we decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    Json,
+    Form,
+}
+
+impl BodyFormat {
+    /// The format a `Content-Type` value names (RFC 9110 section 8.3). Type
+    /// and subtype are case-insensitive; a `charset` must be UTF-8; other
+    /// parameters are ignored. Anything else is 415.
+    pub fn of(value: &str, merge_patch: bool) -> Result<BodyFormat, ApiError> {
+        // What nearly every JSON client sends, answered without splitting.
+        if value == "application/json" {
+            return Ok(BodyFormat::Json);
+        }
+        let mut parts = value.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        let format = if is("application/json")
+            || (merge_patch && is("application/merge-patch+json"))
+        {
+            BodyFormat::Json
+        } else if is("application/x-www-form-urlencoded") {
+            BodyFormat::Form
+        } else {
+            let also = if merge_patch {
+                ", application/merge-patch+json"
+            } else {
+                ""
+            };
+            return Err(ApiError::UnsupportedMediaType {
+                detail: format!(
+                    "Content-Type '{}' is not supported; use application/json{also} or application/x-www-form-urlencoded",
+                    value.trim()
+                ),
+            });
+        };
+        for (name, charset) in parts.filter_map(|param| param.split_once('=')) {
+            let charset = charset.trim().trim_matches('"');
+            if name.trim().eq_ignore_ascii_case("charset") && !charset.eq_ignore_ascii_case("utf-8")
+            {
+                return Err(ApiError::UnsupportedMediaType {
+                    detail: format!("charset '{charset}' is not supported; send UTF-8"),
+                });
+            }
+        }
+        Ok(format)
+    }
+}
+
+/// Decodes a JSON body. Syntax errors are 400 with line and column; a valid
+/// document that is not an object is 422 (well-formed, but wrong).
+pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
+    let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let parsed = Members::deserialize(&mut de).and_then(|members| de.end().map(|()| members));
+    let err = match parsed {
+        Ok(Members(fields)) => return Ok(fields),
+        // Not an object; but is it valid JSON at all? `[1,` is a syntax
+        // error (400), `[1]` a well-formed document of the wrong shape (422).
+        Err(err) if err.is_data() => match serde_json::from_str::<IgnoredAny>(text) {
+            Ok(_) => {
+                return Err(ApiError::Invalid {
+                    kind: "request body",
+                    errors: vec![FieldError::new("", "must be a JSON object")],
+                });
+            }
+            Err(syntax) => syntax,
+        },
+        Err(err) => err,
+    };
+    // serde_json's message, without its own " at line L column C".
+    let message = err.to_string();
+    let reason = message
+        .rfind(" at line ")
+        .map_or(&*message, |at| &message[..at]);
+    Err(ApiError::bad_request(format!(
+        "the body is not valid JSON: {reason} at line {}, column {}",
+        err.line(),
+        err.column()
+    )))
+}
+
+fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
+    ApiError::bad_request(format!(
+        "the body is not valid UTF-8 (bad byte at offset {})",
+        err.valid_up_to()
+    ))
+}
+
+/// Decodes an `application/x-www-form-urlencoded` body (WHATWG URL
+/// standard, section 5). Stricter than the standard's lenient parser:
+/// every pair needs `=` and a name, every `%` two hex digits, and the
+/// decoded text must be UTF-8. A body that looks like JSON gets a hint:
+/// that is what `curl -d '{...}'` sends without `-H`.
+pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
+    let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
+    if text.trim_start().starts_with(['{', '[']) {
+        return Err(ApiError::BadRequest {
+            detail: "the body looks like JSON but is labelled application/x-www-form-urlencoded"
+                .into(),
+            hint: Some(
+                "send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')",
+            ),
+        });
+    }
+    let mut fields = Vec::new();
+    for (index, pair) in text.split('&').enumerate() {
+        let malformed = |why: &str| {
+            ApiError::bad_request(format!("malformed form body: pair {}{why}", index + 1))
+        };
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(malformed(&format!(" ('{pair}') has no '='")));
+        };
+        if name.is_empty() {
+            return Err(malformed(" has no name"));
+        }
+        let name = percent_decode(name).map_err(|why| malformed(&format!(": {why}")))?;
+        let value = percent_decode(value).map_err(|why| malformed(&format!(": {why}")))?;
+        fields.push((name, Input::Text(value)));
+    }
+    Ok(fields)
+}
+
+/// The parameters of a query, in order, decoded as
+/// `application/x-www-form-urlencoded` (the WHATWG URL standard, section 5:
+/// what a browser sends for a form submitted by GET). `&` separates pairs
+/// and the first `=` a name from its value; empty pairs (`a=1&&b=2`, a bare
+/// `?`) are skipped, and a name without `=` has an empty value. As for form
+/// bodies, and unlike the standard's lenient parser, a bad escape is 400
+/// naming the parameter: a filter must never match text the client did not
+/// send.
+pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let mut pairs = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = |name: &str, why: &str| ApiError::BadRequest {
+            detail: format!("bad query parameter '{name}': {why}"),
+            hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'"),
+        };
+        // A name that does not decode is shown as sent.
+        let name = percent_decode(name).map_err(|why| bad(name, why))?;
+        let value = percent_decode(value).map_err(|why| bad(&name, why))?;
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+/// Decodes one name or value: `+` is a space and `%XX` the byte with hex
+/// value XX. Every `%` must start such an escape, and the bytes must be
+/// UTF-8.
+fn percent_decode(part: &str) -> Result<String, &'static str> {
+    let bytes = part.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                // Checked digit by digit: `from_str_radix` alone takes "+1".
+                let byte = bytes
+                    .get(i + 1..i + 3)
+                    .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                    .ok_or("'%' must be followed by two hex digits")?;
+                decoded.push(byte);
+                i += 3;
+            }
+            b'+' => {
+                decoded.push(b' ');
+                i += 1;
+            }
+            byte => {
+                decoded.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).map_err(|_| "the decoded text is not UTF-8")
+}
+
+pub const JSON: &str = "application/json";
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// A response before it is encoded: status, header fields and body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Fields beyond those `encode` always writes.
+    pub headers: Vec<(&'static str, Cow<'static, str>)>,
+    /// The body and its media type; `None` for 204 and 304.
+    pub body: Option<(&'static str, Body)>,
+    /// How long to hold the response back (`--delay`, `_delay`): the
+    /// transport sends it this much later, without a worker waiting.
+    pub delay: Duration,
+}
+
+/// A response body: bytes made for this response, or shared with the
+/// store's cached list (see `Store::list`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    Owned(Vec<u8>),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl Response {
+    /// A JSON response with the given status.
+    pub fn json<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Response {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => Response::bytes(status, JSON, Body::Owned(bytes)),
+            Err(err) => {
+                // Our own types always serialize; reaching this is a bug.
+                log::error!("cannot serialize a response body: {err}");
+                Response::from(ApiError::Internal)
+            }
+        }
+    }
+
+    /// A response with a body already encoded.
+    pub fn bytes(status: u16, content_type: &'static str, body: Body) -> Response {
+        Response {
+            body: Some((content_type, body)),
+            ..Response::empty(status)
+        }
+    }
+
+    /// A response without a body (204, 304).
+    pub fn empty(status: u16) -> Response {
+        Response {
+            status,
+            // Room for the usual few: ETag, Location, two of CORS.
+            headers: Vec::with_capacity(4),
+            body: None,
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The value of one of the extra header fields, if set.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let field = self
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name));
+        field.map(|(_, value)| &**value)
+    }
+
+    pub fn body_bytes(&self) -> &[u8] {
+        match &self.body {
+            Some((_, Body::Owned(bytes))) => bytes,
+            Some((_, Body::Shared(bytes))) => bytes,
+            None => &[],
+        }
+    }
+
+    /// The whole HTTP/1.1 message (RFC 9112). `date` is an IMF-fixdate;
+    /// `head_only` drops the body but keeps its `Content-Length` (RFC 9110
+    /// section 9.3.2); `connection` is sent as the `Connection` field.
+    pub fn encode(&self, date: &str, head_only: bool, connection: Option<&str>) -> Vec<u8> {
+        let body = self.body_bytes();
+        let mut out = Vec::with_capacity(512 + body.len());
+        for part in ["HTTP/1.1 ", status_text(self.status), "\r\n"] {
+            out.extend_from_slice(part.as_bytes());
+        }
+        let mut field = |name: &str, value: &str| {
+            for part in [name, ": ", value, "\r\n"] {
+                out.extend_from_slice(part.as_bytes());
+            }
+        };
+        field("Date", date);
+        // Clients may keep a copy, but must revalidate it (ETag) first.
+        field("Cache-Control", "no-cache");
+        if let Some((content_type, _)) = &self.body {
+            field("Content-Type", content_type);
+        }
+        // RFC 9110 section 8.6: no Content-Length on a 204 or a 304.
+        if self.status != 204 && self.status != 304 {
+            field("Content-Length", itoa::Buffer::new().format(body.len()));
+        }
+        for (name, value) in &self.headers {
+            field(name, value);
+        }
+        if let Some(connection) = connection {
+            field("Connection", connection);
+        }
+        out.extend_from_slice(b"\r\n");
+        if !head_only {
+            out.extend_from_slice(body);
+        }
+        out
+    }
+}
+
+/// The problem+json member names of RFC 9457, plus our `errors` and `hint`.
+#[derive(serde::Serialize)]
+struct Problem<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    title: &'static str,
+    status: u16,
+    detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    errors: Option<&'a [FieldError]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'static str>,
+}
+
+/// Every error becomes a problem document here, and nowhere else.
+impl From<ApiError> for Response {
+    fn from(err: ApiError) -> Response {
+        let status = err.status();
+        let errors = match &err {
+            ApiError::Invalid { errors, .. } => Some(errors.as_slice()),
+            _ => None,
+        };
+        let problem = Problem {
+            kind: "about:blank",
+            title: reason_phrase(status),
+            status,
+            detail: err.to_string(),
+            errors,
+            hint: err.hint(),
+        };
+        // Serializing this struct of strings cannot fail; fall back to a
+        // fixed document rather than recurse into `Response::json`.
+        let bytes = serde_json::to_vec(&problem).unwrap_or_else(|_| {
+            br#"{"type":"about:blank","title":"Internal Server Error","status":500}"#.to_vec()
+        });
+        let response = Response::bytes(status, PROBLEM_JSON, Body::Owned(bytes));
+        match err {
+            ApiError::MethodNotAllowed { allow, .. } => response.with_header("Allow", allow),
+            ApiError::Unauthorized { .. } => response.with_header("WWW-Authenticate", "Bearer"),
+            _ => response,
+        }
+    }
+}
+
+/// The status code and reason phrase (RFC 9110 section 15) of each status
+/// we send, as the status line carries them (RFC 9112 section 4).
+pub fn status_text(status: u16) -> &'static str {
+    match status {
+        200 => "200 OK",
+        201 => "201 Created",
+        204 => "204 No Content",
+        304 => "304 Not Modified",
+        400 => "400 Bad Request",
+        401 => "401 Unauthorized",
+        404 => "404 Not Found",
+        405 => "405 Method Not Allowed",
+        406 => "406 Not Acceptable",
+        408 => "408 Request Timeout",
+        412 => "412 Precondition Failed",
+        413 => "413 Content Too Large",
+        415 => "415 Unsupported Media Type",
+        422 => "422 Unprocessable Content",
+        500 => "500 Internal Server Error",
+        503 => "503 Service Unavailable",
+        507 => "507 Insufficient Storage",
+        _ => "500 Internal Server Error",
+    }
+}
+
+/// The reason phrase alone: the `title` of a problem document.
+fn reason_phrase(status: u16) -> &'static str {
+    let text = status_text(status);
+    text.split_once(' ').map_or(text, |(_, reason)| reason)
+}
+
+#[cfg(test)]
+mod tests;

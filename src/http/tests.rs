@@ -1,0 +1,223 @@
+//! Reading a request (negotiation, body formats, the query) and encoding a
+//! response, on byte strings.
+
+use super::*;
+
+#[test]
+fn accept_rules() {
+    for ok in [
+        "application/json",
+        "*/*",
+        "application/*",
+        "APPLICATION/JSON",
+        "text/html, application/json;q=0.5",
+        "application/problem+json",
+        "text/html;q=0.9, */*;q=0.1",
+        "",
+    ] {
+        assert!(accepts_json(ok), "{ok:?} should be served");
+    }
+    for no in [
+        "text/html",
+        "application/json;q=0",
+        "application/json; q=0.0, text/*",
+        "application/xml",
+        "*/*;q=0",
+        "application/json;q=abc",
+    ] {
+        assert!(!accepts_json(no), "{no:?} should be 406");
+    }
+}
+
+#[test]
+fn content_type_rules() {
+    let json = Ok(BodyFormat::Json);
+    assert_eq!(BodyFormat::of("application/json", false), json);
+    assert_eq!(
+        BodyFormat::of("Application/JSON; charset=UTF-8", false),
+        json
+    );
+    assert_eq!(
+        BodyFormat::of("application/json;charset=\"utf-8\"", false),
+        json
+    );
+    assert_eq!(BodyFormat::of("application/merge-patch+json", true), json);
+    assert_eq!(
+        BodyFormat::of("application/x-www-form-urlencoded; charset=utf-8", false),
+        Ok(BodyFormat::Form)
+    );
+    for bad in [
+        "text/plain",
+        "application/json; charset=latin1",
+        "application/merge-patch+json",
+        "",
+    ] {
+        let status = BodyFormat::of(bad, false).map_err(|e| e.status());
+        assert_eq!(status, Err(415), "{bad:?}");
+    }
+}
+
+#[test]
+fn json_keeps_duplicates_and_order() {
+    let fields = decode_json(br#"{"b": 1, "a": "x", "b": true}"#).unwrap();
+    let names: Vec<_> = fields.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["b", "a", "b"]);
+}
+
+#[test]
+fn json_errors_say_where_or_are_422() {
+    let err = decode_json(b"{\n \"a\": }").unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert!(err.to_string().contains("line 2, column"), "{err}");
+    assert_eq!(decode_json(b"[1, 2]").unwrap_err().status(), 422);
+    assert_eq!(decode_json(b"\"text\"").unwrap_err().status(), 422);
+    assert_eq!(decode_json(b"{} {}").unwrap_err().status(), 400);
+    assert_eq!(decode_json(b"{\"a\": \"\xff\"}").unwrap_err().status(), 400);
+    assert_eq!(decode_json(b"[1, 2").unwrap_err().status(), 400);
+    let deep = format!("{{\"a\": {}}}", "[".repeat(10_000));
+    assert_eq!(decode_json(deep.as_bytes()).unwrap_err().status(), 400);
+    assert_eq!(
+        decode_json("[".repeat(10_000).as_bytes())
+            .unwrap_err()
+            .status(),
+        400
+    );
+}
+
+#[test]
+fn form_decoding() {
+    let fields = decode_form(b"userId=1&title=Buy+milk%21&completed=false").unwrap();
+    assert_eq!(
+        fields[1],
+        ("title".to_string(), Input::Text("Buy milk!".into()))
+    );
+    for bad in [
+        &b"title"[..],
+        b"=x",
+        b"title=%zz",
+        b"title=%ff",
+        b"title=%+1",
+        b"title=%",
+        b"a=1&&b=2",
+        b"\xff=1",
+    ] {
+        assert_eq!(decode_form(bad).unwrap_err().status(), 400, "{bad:?}");
+    }
+    let err = decode_form(b"{\"title\": \"x\"}").unwrap_err();
+    assert!(err.hint().unwrap_or("").contains("application/json"));
+}
+
+#[test]
+fn query_decoding() {
+    let pairs = query_pairs("a=1&&b=x+y%21&c&=&%C3%A9=%e2%82%AC").unwrap();
+    let pairs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("a", "1"), ("b", "x y!"), ("c", ""), ("", ""), ("é", "€")]
+    );
+    assert!(query_pairs("").unwrap().is_empty());
+    for (bad, named) in [
+        ("t=%", "'t'"),
+        ("t=%f", "'t'"),
+        ("t=%zz", "'t'"),
+        ("t=%+1", "'t'"),
+        ("t=%ff", "'t'"),
+        ("t=%C3", "'t'"),
+        ("a=1&%e9=2", "'%e9'"),
+        ("n%=2", "'n%'"),
+    ] {
+        let err = query_pairs(bad).unwrap_err();
+        assert_eq!(err.status(), 400, "{bad}");
+        assert!(err.to_string().contains(named), "{bad}: {err}");
+    }
+}
+
+fn request<'a>(target: &'a str, body: &'a mut dyn Read) -> Request<'a> {
+    Request {
+        method: Method::Post,
+        method_name: "POST",
+        target,
+        headers: vec![("Content-Type", "application/json".into())],
+        content_length: None,
+        body,
+        max_body_bytes: 8,
+    }
+}
+
+#[test]
+fn body_cap_from_length_and_while_reading() {
+    let mut body: &[u8] = b"{\"a\":1}";
+    let mut req = request("/", &mut body);
+    req.content_length = Some(9);
+    assert_eq!(req.fields(false).unwrap_err().status(), 413);
+
+    let mut long: &[u8] = b"{\"a\":12345}";
+    assert_eq!(
+        request("/", &mut long).fields(false).unwrap_err().status(),
+        413
+    );
+
+    let mut fits: &[u8] = b"{\"a\":1}";
+    assert!(request("/", &mut fits).fields(false).is_ok());
+
+    let mut none: &[u8] = b"";
+    assert_eq!(
+        request("/", &mut none).fields(false).unwrap_err().status(),
+        400
+    );
+}
+
+#[test]
+fn path_and_query_of_a_target() {
+    let mut body: &[u8] = b"";
+    let req = request("/api/todos?title_like=a%20b&_page=2", &mut body);
+    assert_eq!(req.path(), "/api/todos");
+    let query = req.query().unwrap();
+    assert_eq!(query[0], ("title_like".to_string(), "a b".to_string()));
+    assert_eq!(request("/api", &mut body).query().unwrap(), []);
+}
+
+fn text(response: &Response, head_only: bool) -> String {
+    String::from_utf8_lossy(&response.encode("Thu, 01 Jan 1970 00:00:00 GMT", head_only, None))
+        .into_owned()
+}
+
+#[test]
+fn encodes_status_line_standard_headers_and_body() {
+    let wire = text(&Response::json(200, &[1, 2]), false);
+    assert!(wire.starts_with("HTTP/1.1 200 OK\r\n"), "{wire}");
+    assert!(wire.contains("Cache-Control: no-cache\r\n"));
+    assert!(wire.contains("Content-Type: application/json\r\n"));
+    assert!(wire.ends_with("Content-Length: 5\r\n\r\n[1,2]"), "{wire}");
+}
+
+#[test]
+fn head_keeps_length_but_drops_body() {
+    let wire = text(&Response::json(200, &[1, 2]), true);
+    assert!(wire.ends_with("Content-Length: 5\r\n\r\n"), "{wire}");
+}
+
+#[test]
+fn no_content_has_neither_length_nor_type() {
+    let wire = text(&Response::empty(204), false);
+    assert!(!wire.contains("Content-Length"), "{wire}");
+    assert!(!wire.contains("Content-Type"), "{wire}");
+}
+
+#[test]
+fn problem_has_rfc_9457_members_and_allow() {
+    let response = Response::from(ApiError::MethodNotAllowed {
+        method: "PUT".into(),
+        allow: "GET, HEAD",
+    });
+    assert_eq!(response.status, 405);
+    assert_eq!(response.header("allow"), Some("GET, HEAD"));
+    let body: serde_json::Value = serde_json::from_slice(response.body_bytes()).unwrap();
+    assert_eq!(body["type"], "about:blank");
+    assert_eq!(body["title"], "Method Not Allowed");
+    assert_eq!(body["status"], 405);
+    assert!(body.get("errors").is_none());
+}

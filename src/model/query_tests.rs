@@ -1,0 +1,151 @@
+//! The list query language over a small collection of things.
+
+use super::*;
+
+#[derive(Debug, PartialEq)]
+struct Thing {
+    id: u64,
+    n: u64,
+    name: &'static str,
+    on: bool,
+}
+
+impl Queryable for Thing {
+    const FIELDS: &'static [(&'static str, FieldType)] = &[
+        ("id", FieldType::Integer),
+        ("n", FieldType::Integer),
+        ("name", FieldType::Text),
+        ("on", FieldType::Boolean),
+    ];
+    fn field(&self, index: usize) -> FieldValue<'_> {
+        match index {
+            0 => FieldValue::Integer(self.id),
+            1 => FieldValue::Integer(self.n),
+            2 => FieldValue::Text(self.name),
+            _ => FieldValue::Boolean(self.on),
+        }
+    }
+}
+
+fn things() -> Vec<Thing> {
+    [
+        (1, 3, "Milk", false),
+        (2, 1, "bread", true),
+        (3, 2, "milkshake", true),
+        (4, 1, "Eggs", false),
+        (5, 2, "Ümlaut", true),
+    ]
+    .into_iter()
+    .map(|(id, n, name, on)| Thing { id, n, name, on })
+    .collect()
+}
+
+/// The query's pairs, decoded as `http::query_pairs` does for valid text.
+fn pairs(query: &str) -> Vec<(String, String)> {
+    form_urlencoded::parse(query.as_bytes())
+        .map(|(name, value)| (name.into_owned(), value.into_owned()))
+        .collect()
+}
+
+fn ids(query: &str) -> (Vec<u64>, usize) {
+    let items = things();
+    let parsed = parse::<Thing>(&pairs(query)).unwrap_or_else(|e| panic!("{query}: {e}"));
+    let (page, total) = parsed.run(items.iter(), items.len());
+    (page.iter().map(|t| t.id).collect(), total)
+}
+
+fn error(query: &str) -> String {
+    parse::<Thing>(&pairs(query)).expect_err(query).to_string()
+}
+
+#[test]
+fn filters_and_operators() {
+    assert_eq!(ids("n=1"), (vec![2, 4], 2));
+    assert_eq!(ids("id=1&id=3"), (vec![1, 3], 2));
+    assert_eq!(ids("n=2&on=true"), (vec![3, 5], 2));
+    assert_eq!(ids("n_ne=1&n_ne=2"), (vec![1], 1));
+    assert_eq!(ids("n_gte=2&id_lte=3"), (vec![1, 3], 2));
+    assert_eq!(ids("name_like=MILK"), (vec![1, 3], 2));
+    assert_eq!(ids("name_like=ümL"), (vec![5], 1));
+    assert_eq!(ids("q=e"), (vec![2, 3, 4], 3));
+    assert_eq!(ids("name=bread"), (vec![2], 1));
+    assert_eq!(ids("name_gte=a"), (vec![2, 3, 5], 3));
+    assert_eq!(ids(""), (vec![1, 2, 3, 4, 5], 5));
+}
+
+#[test]
+fn sort_with_ties_by_id() {
+    assert_eq!(ids("_sort=n").0, [2, 4, 3, 5, 1]);
+    assert_eq!(ids("_sort=n&_order=desc").0, [1, 3, 5, 2, 4]);
+    assert_eq!(ids("_sort=on,n&_order=desc,asc").0, [2, 3, 5, 4, 1]);
+    assert_eq!(ids("_sort=name").0, [4, 1, 2, 3, 5]);
+}
+
+#[test]
+fn slices() {
+    assert_eq!(ids("_page=2&_limit=2"), (vec![3, 4], 5));
+    assert_eq!(ids("_page=3&_limit=2"), (vec![5], 5));
+    assert_eq!(ids("_page=4&_limit=2"), (vec![], 5));
+    assert_eq!(ids("_page=1"), (vec![1, 2, 3, 4, 5], 5));
+    assert_eq!(ids("_start=1&_end=3"), (vec![2, 3], 5));
+    assert_eq!(ids("_start=3&_limit=10"), (vec![4, 5], 5));
+    assert_eq!(ids("_limit=2"), (vec![1, 2], 5));
+    assert_eq!(ids("_limit=0"), (vec![], 5));
+    assert_eq!(ids("_end=2"), (vec![1, 2], 5));
+    assert_eq!(ids("_start=9"), (vec![], 5));
+    // Filters, then sort, then slice; the total counts the matches.
+    assert_eq!(ids("on=true&_sort=n&_order=desc&_limit=2"), (vec![3, 5], 3));
+    assert_eq!(ids("n_gte=1&_page=2&_limit=1&_sort=name"), (vec![1], 5));
+}
+
+#[test]
+fn errors_name_the_parameter() {
+    assert!(error("nme=x").contains("'nme'") && error("nme=x").contains("valid parameters"));
+    assert!(error("n=01").contains("'n'"));
+    assert!(error("n=-1").contains("'n'"));
+    assert!(error("on=yes").contains("'on'"));
+    assert!(error("on_gte=true").contains("'on_gte'"));
+    assert!(error("n_like=1").contains("'n_like'"));
+    assert!(error("name_foo=1").contains("'name_foo'"));
+    assert!(error("_page=0").contains("'_page'"));
+    assert!(error("_limit=-1").contains("'_limit'"));
+    assert!(error("_limit=ten").contains("'_limit'"));
+    assert!(error("_page=1&_limit=0").contains("'_limit'"));
+    assert!(error("_page=1&_start=2").contains("'_page'"));
+    assert!(error("_limit=1&_end=2").contains("'_end'"));
+    assert!(error("_start=3&_end=2").contains("'_end'"));
+    assert!(error("_sort=nope").contains("'_sort'"));
+    assert!(error("_sort=n&_order=up").contains("'_order'"));
+    assert!(error("_order=asc").contains("'_order'"));
+    assert!(error("_sort=n&_order=asc,desc").contains("'_order'"));
+    assert!(error("_page=1&_page=2").contains("more than once"));
+    assert!(error("q=a&q=b").contains("more than once"));
+    assert!(error("_sort=n&_sort=id").contains("more than once"));
+}
+
+#[test]
+fn link_header_for_pages() {
+    let link = |query: &str, total| {
+        parse::<Thing>(&pairs(query))
+            .unwrap()
+            .link("/api/things", total)
+    };
+    assert_eq!(link("_limit=2", 5), None);
+    assert_eq!(
+        link("on=true&_page=2&_limit=2", 5).unwrap(),
+        "</api/things?on=true&_page=1&_limit=2>; rel=\"first\", \
+         </api/things?on=true&_page=1&_limit=2>; rel=\"prev\", \
+         </api/things?on=true&_page=3&_limit=2>; rel=\"next\", \
+         </api/things?on=true&_page=3&_limit=2>; rel=\"last\""
+    );
+    assert_eq!(
+        link("_page=1", 0).unwrap(),
+        "</api/things?_page=1&_limit=10>; rel=\"first\", </api/things?_page=1&_limit=10>; rel=\"last\""
+    );
+    let beyond = link("_page=9&_limit=2", 5).unwrap();
+    assert!(
+        beyond.contains("_page=3&_limit=2>; rel=\"prev\""),
+        "{beyond}"
+    );
+    assert!(!beyond.contains("next"), "{beyond}");
+}

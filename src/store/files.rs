@@ -1,0 +1,95 @@
+//! The data files on disk: where the journal and temporary files go, the
+//! symbolic links a name may be, and how a file is replaced whole, keeping
+//! its mode, so that a crash at any moment leaves the old file or the new.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+pub(super) fn journal_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".journal");
+    PathBuf::from(name)
+}
+
+pub(super) fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".tmp");
+    PathBuf::from(name)
+}
+
+/// The file `path` names once symbolic links are followed (only the last
+/// component needs it: the directories are the same whatever their path).
+/// A file is replaced by renaming a new one over it, and a rename replaces
+/// whatever has the name, link or file: so the target is what must be
+/// replaced, by a new file beside it (a rename cannot cross file systems).
+/// The target need not exist yet. The links are read once, at start-up.
+pub(super) fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    // As many links in a row as Linux follows before ELOOP.
+    for _ in 0..40 {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) => dir.join(target),
+                    None => target,
+                };
+            }
+            Ok(_) => return Ok(path),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(err) => return Err(err),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Creates `path.tmp`, empty, to be renamed over `path`: with `path`'s
+/// permissions when it exists, so that a rewritten file keeps its mode (a
+/// private file stays private, and the umask narrows nothing). It is
+/// created no wider than that and set exactly before anything is written.
+pub(super) fn create_replacement(path: &Path) -> io::Result<(PathBuf, File)> {
+    let tmp = tmp_path(path);
+    let kept = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+        Err(err) => return Err(err),
+    };
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(true);
+    if let Some(permissions) = &kept {
+        options.mode(permissions.mode() & 0o7777);
+    }
+    let file = options.open(&tmp)?;
+    if let Some(permissions) = kept {
+        // `mode` above applies only to a new file, less the umask.
+        file.set_permissions(permissions)?;
+    }
+    Ok((tmp, file))
+}
+
+/// Fsyncs the directory holding `path`, which makes a file created or
+/// renamed there durable (the file's own fsync does not cover its name).
+pub(super) fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
+}
+
+/// Writes `path` whole or not at all: to `path.tmp`, fsync, rename over
+/// `path`, fsync the directory.
+pub(super) fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let (tmp, file) = create_replacement(path)?;
+    let mut out = BufWriter::new(file);
+    write(&mut out)?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    fs::rename(&tmp, path)?;
+    sync_dir(path)
+}

@@ -1,0 +1,566 @@
+//! The data: one `Mutex`-guarded collection per resource, and id allocation.
+//!
+//! Invariants, stated as absences:
+//! - No module but this one locks the data. Handlers call a `Store`
+//!   method, which locks once, does the whole read-modify-write, and
+//!   returns owned data; serializing and writing to the socket happen after
+//!   the lock is gone. Two exceptions: the first read of the list, or of an
+//!   item, after a change serializes it once under the lock and keeps it,
+//!   with its entity tag, for the reads that follow until the next change
+//!   (that doubles the throughput of list reads); and an `If-Match` check
+//!   serializes the item it compares. One lock per request is what makes every request
+//!   atomic and the whole API linearizable.
+//! - No id is ever handed out twice: `last_id` only grows, deletes included,
+//!   and never past 2^53-1 (API-CONTRACT.md); then creates get 507.
+//! - With `--data`, a change's journal record is appended before the change
+//!   is made, under the same lock: a write the journal refuses changes
+//!   nothing.
+//! - With `--data`, a failed journal write changes nothing either, in
+//!   memory too (see below).
+//! - A poisoned lock does not stop the server. Every mutation here is a
+//!   plain field assignment or map insert, which cannot leave an item half
+//!   written, so after a panic elsewhere the data is still whole and
+//!   `lock` takes it back.
+//!
+//! # When the journal cannot be written
+//!
+//! A change is made in memory at once, and becomes durable a little later,
+//! when the group commit that carries its record has been written and
+//! synced (see `journal.rs`); the collection's lock is not held meanwhile,
+//! or writers could not share a flush. If that flush fails (a full disk,
+//! an I/O error), every change whose record was not yet durable must be
+//! taken back: its writer gets 503, and a later restart will not see it.
+//! So each collection keeps, for each change not yet durable, how to undo
+//! it (`Undo`: the item as it was, or the id a create took), in record
+//! order. After a failure, both collections are locked and every change
+//! after the last durable record is undone, newest first; once the storage
+//! has failed it refuses every new record, so nothing newer can come.
+//! Undo records of durable changes are dropped at the collection's next
+//! change (the journal says, as it takes a record, which are on disk), so
+//! that a writer need not take the lock again after its flush (that cost
+//! durable writes about 5%); a clear's, which can hold a whole collection,
+//! right after its flush. The alternative, reloading the files into memory,
+//! would read the whole store back from a disk that has just failed,
+//! holding both locks.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::error::ApiError;
+use crate::model::query::ListQuery;
+use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
+use items::Items;
+use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
+use load::{Loaded, State};
+
+mod files;
+pub mod items;
+mod journal;
+mod load;
+
+/// The items of one resource, keyed by id so listing is in ascending id.
+pub struct Collection<T> {
+    items: Items<T>,
+    last_id: u64,
+    /// The whole collection as a JSON array, made by the first list read
+    /// after a change and dropped by the next change, so that reads between
+    /// writes share one serialization.
+    listed: Option<Listed>,
+    /// Items' JSON likewise, each made by the first read after its last
+    /// change; at most [`RENDERED_MAX`] (past that, it starts afresh).
+    rendered: BTreeMap<u64, Rendered>,
+    /// With `--data`: how to take back each change whose journal record is
+    /// not yet durable, with that record's `seq`, oldest first.
+    undo: Vec<(u64, Undo<T>)>,
+}
+
+/// How to take back one change made in memory (see the module comment).
+enum Undo<T> {
+    /// A create: remove the item, and give its id back.
+    Create(u64),
+    /// An update or a delete: put the item back as it was.
+    Restore(T),
+    /// A clear: put every item back.
+    Clear(Items<T>),
+}
+
+/// How many items' JSON a collection keeps for reads.
+pub const RENDERED_MAX: usize = 4096;
+
+/// A representation: JSON, and its entity tag.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Arc<Vec<u8>>,
+    pub etag: String,
+}
+
+/// A list response's JSON, and how many items matched before any slicing
+/// (`X-Total-Count`).
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub rendered: Rendered,
+    pub total: usize,
+}
+
+/// Serializes one of our own values, which always serialize: a failure is a
+/// bug, logged here, and a 500.
+pub fn render(value: &impl serde::Serialize) -> Result<Rendered, ApiError> {
+    let body = serde_json::to_vec(value).map_err(|err| {
+        log::error!("cannot serialize a response body: {err}");
+        ApiError::Internal
+    })?;
+    let etag = entity_tag(&body);
+    let body = Arc::new(body);
+    Ok(Rendered { body, etag })
+}
+
+/// A strong entity tag (RFC 9110 section 8.8.3) for a representation: a
+/// hash of its bytes, so it changes exactly when the bytes change (up to a
+/// 64-bit hash collision): `"<length in hex>-<hash, 16 hex digits>"`. The
+/// same bytes give the same tag in every run of the same build
+/// (`DefaultHasher::new()` has fixed keys).
+pub fn entity_tag(bytes: &[u8]) -> String {
+    use std::hash::Hasher;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    hasher.write(bytes);
+    let (length, hash) = (bytes.len() as u64, hasher.finish());
+    let hex = |n: u64, digits: u32| {
+        (0..digits)
+            .rev()
+            .map(move |i| char::from(b"0123456789abcdef"[(n >> (4 * i) & 0xf) as usize]))
+    };
+    let length_digits = (u64::BITS - length.leading_zeros()).div_ceil(4).max(1);
+    let mut tag = String::with_capacity(36);
+    tag.push('"');
+    tag.extend(hex(length, length_digits));
+    tag.push('-');
+    tag.extend(hex(hash, 16));
+    tag.push('"');
+    tag
+}
+
+/// Both collections, the per-collection item limit, and with `--data` the
+/// files that keep them.
+pub struct Store {
+    shared: Arc<Shared>,
+    /// The thread that compacts the journal (with `--data`).
+    compactor: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
+    widgets: Mutex<Collection<Widget>>,
+    todos: Mutex<Collection<Todo>>,
+    max_items: usize,
+    storage: Option<Storage>,
+}
+
+/// A resource the store keeps, and which of its collections holds it.
+pub trait Stored: Resource {
+    fn slot(store: &Store) -> &Mutex<Collection<Self>>;
+}
+
+impl Stored for Widget {
+    fn slot(store: &Store) -> &Mutex<Collection<Widget>> {
+        &store.shared.widgets
+    }
+}
+
+impl Stored for Todo {
+    fn slot(store: &Store) -> &Mutex<Collection<Todo>> {
+        &store.shared.todos
+    }
+}
+
+/// The one place a lock is taken; see the module comment on poisoning.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| {
+        log::warn!(
+            "a handler panicked while holding the store lock; the data is intact, carrying on"
+        );
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
+}
+
+impl<T: Resource> Collection<T> {
+    /// Remembers how to take back the change whose record was just
+    /// appended (with `--data`), and forgets those of changes now durable.
+    fn remember(&mut self, appended: Option<Appended>, undo: Undo<T>) {
+        if let Some(Appended { seq, durable }) = appended {
+            self.forget_up_to(durable);
+            self.undo.push((seq, undo));
+        }
+    }
+
+    /// Forgets the undo records of changes up to `seq`: they are durable.
+    fn forget_up_to(&mut self, seq: u64) {
+        let durable = self.undo.partition_point(|(recorded, _)| *recorded <= seq);
+        self.undo.drain(..durable);
+    }
+
+    /// Takes back every change recorded after `durable`, newest first.
+    fn take_back_after(&mut self, durable: u64) {
+        while let Some((seq, _)) = self.undo.last()
+            && *seq > durable
+        {
+            let Some((_, undo)) = self.undo.pop() else {
+                break;
+            };
+            match undo {
+                Undo::Create(id) => {
+                    self.items.remove(id);
+                    // Ids are handed out in order, so this was the last.
+                    self.last_id = id - 1;
+                }
+                Undo::Restore(item) => {
+                    self.items.insert(item.id(), item);
+                }
+                Undo::Clear(items) => self.items = items,
+            }
+            self.listed = None;
+            self.rendered.clear();
+        }
+    }
+
+    /// A change: the JSON kept of the item (or of all, `None`) and of the
+    /// list is dropped.
+    fn changed(&mut self, id: Option<u64>) {
+        self.listed = None;
+        match id {
+            Some(id) => drop(self.rendered.remove(&id)),
+            None => self.rendered.clear(),
+        }
+    }
+}
+
+impl<T> From<Loaded<T>> for Collection<T> {
+    fn from(loaded: Loaded<T>) -> Collection<T> {
+        Collection {
+            items: loaded.items,
+            last_id: loaded.last_id,
+            listed: None,
+            rendered: BTreeMap::new(),
+            undo: Vec::new(),
+        }
+    }
+}
+
+impl Store {
+    /// An empty store, in memory only, whose collections each hold at most
+    /// `max_items`.
+    pub fn new(max_items: usize) -> Store {
+        Store::with(max_items, State::default(), None)
+    }
+
+    /// A store kept in the data files at `path` (see `journal.rs`), loaded
+    /// from them. The error names the file and what is wrong with it.
+    pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
+        Store::open_compacting_after(max_items, path, COMPACT_AFTER)
+    }
+
+    /// [`Store::open`], compacting after `records` journal records rather
+    /// than the default (tests use a small number).
+    pub fn open_compacting_after(
+        max_items: usize,
+        path: &Path,
+        records: u64,
+    ) -> Result<Store, String> {
+        let paths = Storage::paths(path)?;
+        let (state, journal_bytes) = load::load(&paths.0, &paths.1, max_items)?;
+        let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
+        let storage = Storage::open(paths, state.seq, journal_bytes, items, records)?;
+        let store = Store::with(max_items, state, Some(storage));
+        let shared = Arc::clone(&store.shared);
+        let compactor = std::thread::Builder::new()
+            .name("compactor".into())
+            .spawn(move || shared.compact_when_due())
+            .map_err(|err| format!("cannot start the compaction thread: {err}"))?;
+        *lock(&store.compactor) = Some(compactor);
+        Ok(store)
+    }
+
+    fn with(max_items: usize, state: State, storage: Option<Storage>) -> Store {
+        Store {
+            shared: Arc::new(Shared {
+                widgets: Mutex::new(state.widgets.into()),
+                todos: Mutex::new(state.todos.into()),
+                max_items,
+                storage,
+            }),
+            compactor: Mutex::new(None),
+        }
+    }
+
+    /// With `--data`: writes a final snapshot and empties the journal. Call
+    /// it once the server has stopped; later writes are still journaled.
+    pub fn close(&self) {
+        let Some(storage) = &self.shared.storage else {
+            return;
+        };
+        storage.close();
+        if let Some(compactor) = lock(&self.compactor).take()
+            && compactor.join().is_err()
+        {
+            log::error!("the compaction thread panicked");
+        }
+        if let Err(err) = self.shared.compact() {
+            log::error!("cannot write the final snapshot: {err}; the journal keeps every change");
+        }
+    }
+
+    /// The items `query` selects, as a JSON array. The plain list (every
+    /// item, ascending id) is serialized under the lock on the first read
+    /// after a change, then shared until the next change; any other query
+    /// serializes only the slice sent (under the lock: the items are
+    /// borrowed, not copied).
+    pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
+        let mut collection = lock(T::slot(self));
+        if query.is_plain()
+            && let Some(listed) = &collection.listed
+        {
+            return Ok(listed.clone());
+        }
+        let (page, total) = query.run(collection.items.values(), collection.items.len());
+        let rendered = render(&page)?;
+        let listed = Listed { rendered, total };
+        if query.is_plain() {
+            collection.listed = Some(listed.clone());
+        }
+        Ok(listed)
+    }
+
+    /// A copy of every item, ascending id.
+    pub fn all<T: Stored>(&self) -> Vec<T> {
+        lock(T::slot(self)).items.values().cloned().collect()
+    }
+
+    /// The item's JSON and entity tag, if there is such an item: made under
+    /// the lock by the first read after a change, then shared until the
+    /// next change, as the list is.
+    pub fn get<T: Stored>(&self, id: u64) -> Result<Option<Rendered>, ApiError> {
+        let mut collection = lock(T::slot(self));
+        if let Some(rendered) = collection.rendered.get(&id) {
+            return Ok(Some(rendered.clone()));
+        }
+        let Some(item) = collection.items.get(id) else {
+            return Ok(None);
+        };
+        let rendered = render(item)?;
+        if collection.rendered.len() >= RENDERED_MAX {
+            collection.rendered.clear();
+        }
+        collection.rendered.insert(id, rendered.clone());
+        Ok(Some(rendered))
+    }
+
+    pub fn contains<T: Stored>(&self, id: u64) -> bool {
+        lock(T::slot(self)).items.contains(id)
+    }
+
+    /// 503 when the data files can no longer be written (with `--data`).
+    pub fn writable(&self) -> Result<(), ApiError> {
+        match &self.shared.storage {
+            Some(storage) => storage.check_writable(),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends a change's journal record with `append` (with `--data`);
+    /// `None` in memory only. Call it under the collection's lock, before
+    /// making the change, and make it only if this succeeds.
+    fn journal(
+        &self,
+        append: impl FnOnce(&Storage) -> Result<Appended, ApiError>,
+    ) -> Result<Option<Appended>, ApiError> {
+        self.shared.storage.as_ref().map(append).transpose()
+    }
+
+    /// Waits until the journal record of a change is on disk (with
+    /// `--data`). If it cannot be written, every change not on disk is taken
+    /// back (see the module comment) and the error returned.
+    fn commit(&self, appended: Option<Appended>) -> Result<(), ApiError> {
+        let (Some(storage), Some(appended)) = (&self.shared.storage, appended) else {
+            return Ok(());
+        };
+        storage
+            .commit(appended.seq)
+            .inspect_err(|_| self.shared.take_back(storage))
+    }
+
+    /// Adds an item with the next id; 507 when the collection is full or
+    /// has handed out every id. Returns a copy of it, once it is durable
+    /// (with `--data`).
+    pub fn create<T: Stored>(&self, new: T::New) -> Result<T, ApiError> {
+        let (item, appended) = {
+            let mut collection = lock(T::slot(self));
+            self.writable()?;
+            if collection.items.len() >= self.shared.max_items {
+                return Err(ApiError::InsufficientStorage {
+                    kind: T::KIND,
+                    limit: self.shared.max_items,
+                });
+            }
+            if collection.last_id >= MAX_SAFE_INTEGER {
+                return Err(no_ids_left::<T>());
+            }
+            let id = collection.last_id + 1;
+            let item = T::create(id, new);
+            let appended = self.journal(|s| s.put(&item))?;
+            collection.last_id = id;
+            collection.items.insert(id, item.clone());
+            collection.changed(Some(id));
+            collection.remember(appended, Undo::Create(id));
+            (item, appended)
+        };
+        self.commit(appended)?;
+        Ok(item)
+    }
+
+    /// Runs `check` and then `change` on the item under the lock, and
+    /// returns a copy of the changed item, or `None` when there is no such
+    /// item. An error from `check` (an `If-Match` that no longer matches)
+    /// changes nothing. Returns once the change is durable (with `--data`).
+    pub fn update<T: Stored>(
+        &self,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+        change: impl FnOnce(&mut T),
+    ) -> Result<Option<T>, ApiError> {
+        let (item, appended) = {
+            let mut collection = lock(T::slot(self));
+            self.writable()?;
+            let Some(item) = collection.items.get(id) else {
+                return Ok(None);
+            };
+            check(item)?;
+            // The record is of the changed item, and the journal may refuse
+            // it: change a copy, and keep it only once recorded.
+            let mut changed = item.clone();
+            change(&mut changed);
+            let appended = self.journal(|s| s.put(&changed))?;
+            let before = collection.items.insert(id, changed.clone());
+            collection.changed(Some(id));
+            if let Some(before) = before {
+                collection.remember(appended, Undo::Restore(before));
+            }
+            (changed, appended)
+        };
+        self.commit(appended)?;
+        Ok(Some(item))
+    }
+
+    /// Removes every item of the collection (`--allow-reset`); `last_id`
+    /// stays, so ids are never reused. Returns once durable.
+    pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
+        let appended = {
+            let mut collection = lock(T::slot(self));
+            self.writable()?;
+            let appended = self.journal(|s| s.clear::<T>())?;
+            let before = std::mem::take(&mut collection.items);
+            collection.changed(None);
+            collection.remember(appended, Undo::Clear(before));
+            appended
+        };
+        self.commit(appended)?;
+        if let Some(Appended { seq, .. }) = appended {
+            // The old items can be a whole collection: let them go now.
+            lock(T::slot(self)).forget_up_to(seq);
+        }
+        Ok(())
+    }
+
+    /// Removes the item if `check` allows; `false` when there was none.
+    /// Returns once the delete is durable (with `--data`).
+    pub fn delete<T: Stored>(
+        &self,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<bool, ApiError> {
+        let appended = {
+            let mut collection = lock(T::slot(self));
+            self.writable()?;
+            let Some(item) = collection.items.get(id) else {
+                return Ok(false);
+            };
+            check(item)?;
+            let appended = self.journal(|s| s.delete::<T>(id))?;
+            if let Some(before) = collection.items.remove(id) {
+                collection.remember(appended, Undo::Restore(before));
+            }
+            collection.changed(Some(id));
+            appended
+        };
+        self.commit(appended)?;
+        Ok(true)
+    }
+}
+
+/// The 507 for a create once a collection has handed out every id.
+fn no_ids_left<T: Resource>() -> ApiError {
+    ApiError::Exhausted {
+        detail: format!(
+            "no ids left: every {} id up to {MAX_SAFE_INTEGER} has been handed out, and ids \
+             are never reused; nothing was stored",
+            T::KIND
+        ),
+        hint: "keep new items in a new data file (--data)",
+    }
+}
+
+impl Shared {
+    /// After a failed journal write: takes back every change not on disk,
+    /// in both collections (a flush carries records of both). Both locks
+    /// are taken, widgets first as everywhere, so that no change is half
+    /// made meanwhile.
+    fn take_back(&self, storage: &Storage) {
+        let mut widgets = lock(&self.widgets);
+        let mut todos = lock(&self.todos);
+        let durable = storage.durable();
+        widgets.take_back_after(durable);
+        todos.take_back_after(durable);
+    }
+
+    /// The compaction thread: compacts whenever the journal has grown enough,
+    /// until the store is closed.
+    fn compact_when_due(&self) {
+        let Some(storage) = &self.storage else {
+            return;
+        };
+        while storage.wait_for_compaction() {
+            if let Err(err) = self.compact() {
+                log::warn!("cannot compact the journal: {err}; it keeps growing until a retry");
+            }
+        }
+    }
+
+    /// Writes a snapshot of both collections and drops the journal records
+    /// it covers. The copy and the cut are taken under both collections'
+    /// locks (widgets first, as everywhere), so they match exactly; the
+    /// writing happens after, with no lock held.
+    fn compact(&self) -> std::io::Result<()> {
+        let Some(storage) = &self.storage else {
+            return Ok(());
+        };
+        let (snapshot, cut, items) = {
+            let widgets = lock(&self.widgets);
+            let todos = lock(&self.todos);
+            let cut = storage.cut();
+            let snapshot = Snapshot {
+                seq: cut.seq,
+                widgets: (widgets.last_id, widgets.items.values().cloned().collect()),
+                todos: (todos.last_id, todos.items.values().cloned().collect()),
+            };
+            (
+                snapshot,
+                cut,
+                (widgets.items.len() + todos.items.len()) as u64,
+            )
+        };
+        storage.compact(&snapshot, cut, items)
+    }
+}
+
+#[cfg(test)]
+mod tests;
