@@ -161,7 +161,10 @@ impl Storage {
     ) -> Result<Storage, String> {
         let path = snapshot_path.as_path();
         let shown = path.display();
-        if !path.exists() {
+        // A missing or empty (0-byte, made by hand) snapshot loads as an
+        // empty store: write one that says so.
+        let missing = fs::metadata(path).map_or(true, |meta| meta.len() == 0);
+        if missing {
             // An empty snapshot (the journal, if any, still holds the rest),
             // so that the files are whole from the start. Only once the
             // journal has loaded: a failed start changes no file.

@@ -60,10 +60,10 @@ pub struct State {
     pub seq: u64,
 }
 
-/// Loads the snapshot at `snapshot` (if there is one) and the journal
-/// records after it; returns the state and the journal's length once a torn
-/// last line, if any, is cut off. Each collection may hold at most
-/// `max_items` items.
+/// Loads the snapshot at `snapshot` (if there is one, and it is not empty)
+/// and the journal records after it; returns the state and the journal's
+/// length once a torn last line, if any, is cut off. Each collection may
+/// hold at most `max_items` items.
 pub fn load(snapshot: &Path, journal: &Path, max_items: usize) -> Result<(State, u64), String> {
     let mut state = read_snapshot(snapshot, max_items)?.unwrap_or_default();
     let journal_bytes = replay_journal(journal, &mut state)?;
@@ -79,9 +79,14 @@ pub fn load(snapshot: &Path, journal: &Path, max_items: usize) -> Result<(State,
     Ok((state, journal_bytes))
 }
 
-/// The snapshot at `path`, or `None` when there is no such file.
+/// The snapshot at `path`, or `None` when there is no such file or it is
+/// empty (0 bytes). The server never leaves an empty snapshot (it writes
+/// one whole or not at all), so an empty file is one made by hand, as
+/// `touch db.json` does before `widgets-todos db.json`: an empty store,
+/// as a missing file is.
 fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String> {
     let text = match std::fs::read(path) {
+        Ok(text) if text.is_empty() => return Ok(None),
         Ok(text) => text,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),

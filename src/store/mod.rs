@@ -355,6 +355,11 @@ impl Store {
         Ok(Some(rendered))
     }
 
+    /// How many items the collection holds.
+    pub fn count<T: Stored>(&self) -> usize {
+        lock(T::slot(self)).items.len()
+    }
+
     pub fn contains<T: Stored>(&self, id: u64) -> bool {
         lock(T::slot(self)).items.contains(id)
     }
