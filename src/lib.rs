@@ -22,7 +22,7 @@
 //!
 //! | path | owns |
 //! |---|---|
-//! | `main.rs` | read the configuration, start logging, serve until a signal, exit codes |
+//! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `start()` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
 //! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, `/healthz`, the OpenAPI document (`openapi.json`), and the handlers |
@@ -32,6 +32,7 @@
 //! | `config/` | flags and environment variables into a `Config`; `options.rs`: each option, its parser, and `--help` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
 //! | `health.rs` | what the transport tells `/healthz` |
+//! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
 //!
 //! # Read the code
 //!
@@ -60,6 +61,7 @@ pub mod app;
 pub mod config;
 pub mod error;
 pub mod health;
+pub mod healthcheck;
 pub mod http;
 pub mod model;
 pub mod store;

@@ -1,7 +1,8 @@
 //! The `widgets-todos` binary: read the configuration, start logging, run
-//! the library's server until a signal, and map every failure to an exit
-//! status (2: bad flag or value; 1: bad data file, cannot listen, or
-//! accepting failed).
+//! the library's server until a signal, and
+//! map every failure to an exit status (2: bad flag or value; 1: bad data
+//! file, cannot listen, or accepting failed). Also the `healthcheck`
+//! subcommand: 0 when the server answers, 1 when not.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +30,15 @@ fn main() -> ExitCode {
         Ok(Command::Version) => {
             println!("widgets-todos {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
+        }
+        Ok(Command::Healthcheck { host, port }) => {
+            return match widgets_todos::healthcheck::check(&host, port) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(reason) => {
+                    eprintln!("widgets-todos healthcheck: {reason}");
+                    ExitCode::from(1)
+                }
+            };
         }
         Err(err) => {
             eprintln!("widgets-todos: {err}");
@@ -95,7 +105,10 @@ fn main() -> ExitCode {
         Ok(server) => server,
         Err(err) => {
             let why = match err.kind() {
-                std::io::ErrorKind::AddrInUse => "the address is already in use".to_string(),
+                std::io::ErrorKind::AddrInUse => "the address is already in use: stop what \
+                     listens there, or choose another port with --port N or PORT=N \
+                     (--port 0 picks any free one)"
+                    .to_string(),
                 _ => err.to_string(),
             };
             eprintln!(
@@ -117,7 +130,6 @@ fn main() -> ExitCode {
     {
         log::warn!("cannot print the listening address: {err}");
     }
-
     let stopper = server.stopper();
     match Signals::new([SIGINT, SIGTERM]) {
         Ok(mut signals) => {

@@ -15,7 +15,7 @@ use std::time::Duration;
 mod options;
 
 pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
-use options::{OPTS, Opt, shown};
+use options::{OPTS, Opt, shown, switch};
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,10 +95,66 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// The settings that differ from their default, a few words each, for
+    /// the start-up summary (the address and the data file are said apart).
+    pub fn modes(&self) -> Vec<String> {
+        let default = Config::default();
+        let default_threads = if self.data.is_some() {
+            default.threads.max(DURABLE_THREADS)
+        } else {
+            default.threads
+        };
+        let mut modes = Vec::new();
+        if self.auth_token.is_some() {
+            modes.push("bearer token required on /api".to_string());
+        }
+        if self.allow_reset {
+            modes.push("reset allowed (DELETE on a collection empties it)".into());
+        }
+        match &self.cors {
+            Cors::Any => {}
+            Cors::Off => modes.push("CORS off".into()),
+            Cors::Origins(origins) => modes.push(format!("CORS only for {}", origins.join(", "))),
+        }
+        if !self.delay.is_zero() {
+            modes.push(format!("delay {} ms", self.delay.as_millis()));
+        }
+        if self.max_items != default.max_items {
+            modes.push(format!("at most {} items per collection", self.max_items));
+        }
+        if self.max_body_bytes != default.max_body_bytes {
+            modes.push(format!("bodies up to {} bytes", self.max_body_bytes));
+        }
+        if self.threads != default_threads {
+            modes.push(format!("{} worker threads", self.threads));
+        }
+        if let Some(connections) = self.max_connections {
+            modes.push(format!("at most {connections} connections"));
+        }
+        if self.read_timeout != default.read_timeout {
+            modes.push(format!("read timeout {} s", self.read_timeout.as_secs()));
+        }
+        if self.write_timeout != default.write_timeout {
+            modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
+        }
+        if self.log_level != default.log_level {
+            modes.push(format!("log level {}", self.log_level));
+        }
+        modes
+    }
+}
+
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Command {
     Serve(Box<Config>),
+    /// `widgets-todos healthcheck`: ask the server at `host:port` for
+    /// `/healthz`.
+    Healthcheck {
+        host: String,
+        port: u16,
+    },
     Help,
     Version,
 }
@@ -110,6 +166,8 @@ pub enum ConfigError {
     UnknownFlag(String),
     /// A flag given without its value.
     MissingValue(&'static str),
+    /// A value given to a flag that takes none (`--no-cors=1`).
+    UnexpectedValue(&'static str),
     /// A variable of [`FAIL_CLOSED`] set to the empty string.
     EmptyProtection {
         variable: &'static str,
@@ -122,6 +180,20 @@ pub enum ConfigError {
         value: String,
         expected: &'static str,
     },
+    /// Two settings that ask for opposite things (`--no-cors` and
+    /// `--cors-origin`), named as they were given.
+    Contradiction { first: String, second: String },
+    /// A data file given as an argument and, with another name, by
+    /// `--data` or `DATA_FILE`.
+    DataTwice {
+        argument: String,
+        source: &'static str,
+        other: String,
+    },
+    /// An option of the server given to `healthcheck`.
+    NotForHealthcheck(&'static str),
+    /// More than one argument that is not an option.
+    ExtraArgument { first: String, extra: String },
 }
 
 impl fmt::Display for ConfigError {
@@ -130,6 +202,9 @@ impl fmt::Display for ConfigError {
             ConfigError::UnknownFlag(flag) => write!(f, "unknown option '{flag}' (see --help)"),
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
+            }
+            ConfigError::UnexpectedValue(flag) => {
+                write!(f, "option '{flag}' takes no value: give '{flag}' alone")
             }
             ConfigError::EmptyProtection {
                 variable,
@@ -146,15 +221,68 @@ impl fmt::Display for ConfigError {
                 f,
                 "invalid value '{value}' for {source}: expected {expected}"
             ),
+            ConfigError::Contradiction { first, second } => write!(
+                f,
+                "{first} and {second} contradict each other (no CORS headers at all, or CORS for some origins): give only one"
+            ),
+            ConfigError::DataTwice {
+                argument,
+                source,
+                other,
+            } => write!(
+                f,
+                "the data file is given twice, as the argument '{argument}' and as {source} '{other}': give it once"
+            ),
+            ConfigError::NotForHealthcheck(flag) => write!(
+                f,
+                "healthcheck takes only --host and --port (or HOST and PORT), not {flag}"
+            ),
+            ConfigError::ExtraArgument { first, extra } => write!(
+                f,
+                "unexpected argument '{extra}' after the data file '{first}': give one data file; options start with --"
+            ),
         }
     }
 }
 
 impl std::error::Error for ConfigError {}
 
+/// One option's value as given: by its flag or by its variable.
+struct Given<'a> {
+    opt: &'a Opt,
+    value: String,
+    by_flag: bool,
+}
+
+impl Given<'_> {
+    /// The flag or variable, as a message names it.
+    fn name(&self) -> &'static str {
+        if self.by_flag {
+            self.opt.flag
+        } else {
+            self.opt.env
+        }
+    }
+
+    /// Stores the value in `config`, or says what was wrong with it.
+    fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
+        (self.opt.set)(config, &self.value).map_err(|expected| ConfigError::BadValue {
+            source: if self.by_flag {
+                self.opt.flag.to_string()
+            } else {
+                format!("environment variable {}", self.opt.env)
+            },
+            value: shown(self.opt, self.value.clone()),
+            expected,
+        })
+    }
+}
+
 /// Reads the options: the flags in `args` (without the program name), then
 /// the environment (through `env`, so tests need not touch the real one)
-/// for every option no flag set.
+/// for every option no flag set. An argument that is not an option names
+/// the data file, as `--data` does (`widgets-todos db.json`). A first
+/// argument `healthcheck` is the subcommand of that name.
 pub fn parse(
     args: impl IntoIterator<Item = String>,
     env: impl Fn(&str) -> Option<String>,
@@ -168,89 +296,76 @@ pub fn parse(
             _ => {}
         }
     }
+    if args.first().is_some_and(|arg| arg == "healthcheck") {
+        return parse_healthcheck(args[1..].to_vec(), env);
+    }
     // The flags first, only split into options and values, so that the
     // environment is read only for the options no flag sets: a flag wins,
     // and the variable it overrides cannot stop start-up.
-    let mut flags: Vec<(&Opt, String)> = Vec::new();
-    let (mut no_cors, mut allow_reset) = (false, false);
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        if arg == "--no-cors" {
-            no_cors = true;
-            continue;
-        }
-        if arg == "--allow-reset" {
-            allow_reset = true;
-            continue;
-        }
-        // Both `--port 8080` and `--port=8080`.
-        let (name, inline) = match arg.split_once('=') {
-            Some((name, value)) => (name, Some(value.to_string())),
-            None => (arg.as_str(), None),
+    let (mut flags, data_file) = split(args)?;
+    if let Some(file) = data_file {
+        let data = flags.iter().find(|given| given.opt.flag == "--data");
+        let env_data = env("DATA_FILE").filter(|value| !value.is_empty());
+        let other = match data {
+            Some(given) => Some(("--data", given.value.clone())),
+            None => env_data.map(|value| ("DATA_FILE", value)),
         };
-        let opt = OPTS
-            .iter()
-            .find(|opt| opt.flag == name)
-            .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
-        let value = match inline {
-            Some(value) => value,
-            None => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
-        };
-        flags.push((opt, value));
+        match other {
+            Some((source, other)) if other != file => {
+                return Err(ConfigError::DataTwice {
+                    argument: file,
+                    source,
+                    other,
+                });
+            }
+            // The same file twice is harmless.
+            Some(_) if data.is_some() => {}
+            _ => flags.push(Given {
+                opt: opt("--data"),
+                value: file,
+                by_flag: true,
+            }),
+        }
     }
-    let flagged = |opt: &Opt| {
-        flags.iter().any(|(given, _)| same_setting(given, opt))
-            || (no_cors && opt.flag == "--cors-origin")
-    };
 
-    let mut config = Config {
-        allow_reset,
-        ..Config::default()
-    };
-    for opt in OPTS.iter().filter(|opt| !flagged(opt)) {
+    let mut given: Vec<Given> = Vec::new();
+    for opt in OPTS {
+        if flags.iter().any(|flag| same_setting(flag.opt, opt)) {
+            continue;
+        }
         let Some(value) = env(opt.env) else {
             continue;
         };
         if value.is_empty() {
-            match FAIL_CLOSED
+            if let Some(&(variable, protection)) = FAIL_CLOSED
                 .iter()
                 .find(|(variable, _)| *variable == opt.env)
             {
-                Some(&(variable, protection)) => {
-                    return Err(ConfigError::EmptyProtection {
-                        variable,
-                        protection,
-                    });
-                }
-                None => continue,
+                return Err(ConfigError::EmptyProtection {
+                    variable,
+                    protection,
+                });
+            }
+            // A switch's variable is read even when empty, and refused
+            // then: it has no default to fall back on silently.
+            if opt.takes_value() {
+                continue;
             }
         }
-        (opt.set)(&mut config, &value).map_err(|expected| ConfigError::BadValue {
-            source: format!("environment variable {}", opt.env),
-            value: shown(opt, value),
-            expected,
-        })?;
-    }
-
-    let explicit_threads = flags.iter().any(|(opt, _)| opt.flag == "--threads")
-        || env("THREADS").is_some_and(|v| !v.is_empty());
-
-    if no_cors && flags.iter().any(|(opt, _)| opt.flag == "--cors-origin") {
-        return Err(ConfigError::BadValue {
-            source: "--no-cors".into(),
-            value: "--no-cors".into(),
-            expected: "either --no-cors or --cors-origin, not both",
+        given.push(Given {
+            opt,
+            value,
+            by_flag: false,
         });
     }
-    if no_cors {
-        config.cors = Cors::Off;
-    }
-    for (opt, value) in &flags {
-        (opt.set)(&mut config, value).map_err(|expected| ConfigError::BadValue {
-            source: opt.flag.to_string(),
-            value: shown(opt, value.clone()),
-            expected,
-        })?;
+    // The environment first, so that a repeated flag adds to or replaces
+    // what it set.
+    given.extend(flags);
+    check_cors(&given)?;
+
+    let mut config = Config::default();
+    for setting in &given {
+        setting.apply(&mut config)?;
     }
     if let Some((cert, key)) = &config.tls {
         let missing = match (cert.as_os_str().is_empty(), key.as_os_str().is_empty()) {
@@ -266,6 +381,7 @@ pub fn parse(
             });
         }
     }
+    let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers
         // wait together, the more of them share one fsync.
@@ -274,11 +390,132 @@ pub fn parse(
     Ok(Command::Serve(Box::new(config)))
 }
 
+/// Splits the arguments into options with their values (`--port 8080`,
+/// `--port=8080`, a switch alone) and at most one data file.
+fn split(args: Vec<String>) -> Result<(Vec<Given<'static>>, Option<String>), ConfigError> {
+    let mut flags = Vec::new();
+    let mut data_file: Option<String> = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        if !arg.starts_with('-') {
+            if let Some(first) = data_file {
+                return Err(ConfigError::ExtraArgument { first, extra: arg });
+            }
+            data_file = Some(arg);
+            continue;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, value)) => (name, Some(value.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let opt = OPTS
+            .iter()
+            .find(|opt| opt.flag == name)
+            .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
+        let value = match (opt.takes_value(), inline) {
+            (false, Some(_)) => return Err(ConfigError::UnexpectedValue(opt.flag)),
+            (false, None) => "true".to_string(),
+            (true, Some(value)) => value,
+            (true, None) => args.next().ok_or(ConfigError::MissingValue(opt.flag))?,
+        };
+        flags.push(Given {
+            opt,
+            value,
+            by_flag: true,
+        });
+    }
+    Ok((flags, data_file))
+}
+
+/// `--no-cors` (or `NO_CORS` on) with `--cors-origin` (or `CORS_ORIGINS`)
+/// asks for no CORS and for CORS at once: refused, not decided by order.
+/// (A flag of either leaves both variables unread; see [`same_setting`].)
+fn check_cors(given: &[Given]) -> Result<(), ConfigError> {
+    let no_cors = given
+        .iter()
+        .find(|setting| setting.opt.flag == "--no-cors" && switch(&setting.value) == Ok(true));
+    let origins = given
+        .iter()
+        .find(|setting| setting.opt.flag == "--cors-origin");
+    match (no_cors, origins) {
+        (Some(off), Some(on)) => Err(ConfigError::Contradiction {
+            first: off.name().to_string(),
+            second: on.name().to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The options of `widgets-todos healthcheck`: `--host` and `--port`, or
+/// `HOST` and `PORT`, as the server reads them, so that the same
+/// environment checks the server it started.
+fn parse_healthcheck(
+    args: Vec<String>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Command, ConfigError> {
+    let (flags, argument) = split(args)?;
+    if let Some(extra) = argument {
+        return Err(ConfigError::UnknownFlag(extra));
+    }
+    if let Some(other) = flags
+        .iter()
+        .find(|given| !matches!(given.opt.flag, "--host" | "--port"))
+    {
+        return Err(ConfigError::NotForHealthcheck(other.opt.flag));
+    }
+    let mut config = Config::default();
+    for name in ["--host", "--port"] {
+        let opt = opt(name);
+        let setting = match flags.iter().find(|given| given.opt.flag == name) {
+            Some(flag) => Given {
+                opt,
+                value: flag.value.clone(),
+                by_flag: true,
+            },
+            None => match env(opt.env).filter(|value| !value.is_empty()) {
+                Some(value) => Given {
+                    opt,
+                    value,
+                    by_flag: false,
+                },
+                None => continue,
+            },
+        };
+        setting.apply(&mut config)?;
+        if config.port == 0 {
+            return Err(ConfigError::BadValue {
+                source: setting.name().to_string(),
+                value: "0".into(),
+                expected: "the port the server listens on, 1 to 65535",
+            });
+        }
+    }
+    Ok(Command::Healthcheck {
+        host: config.host,
+        port: config.port,
+    })
+}
+
+/// The option whose flag is `flag` (one of [`OPTS`]).
+fn opt(flag: &str) -> &'static Opt {
+    match OPTS.iter().find(|opt| opt.flag == flag) {
+        Some(opt) => opt,
+        None => unreachable!("{flag} is not in OPTS"),
+    }
+}
+
 /// Whether a flag for option `given` means that `opt`'s variable is not
-/// read: the same option, or the other way to give the bearer token.
+/// read: the same option, or the other way to give the same setting (the
+/// bearer token; CORS).
 fn same_setting(given: &Opt, opt: &Opt) -> bool {
-    const TOKEN: [&str; 2] = ["--auth-token", "--auth-token-file"];
-    given.flag == opt.flag || (TOKEN.contains(&given.flag) && TOKEN.contains(&opt.flag))
+    const PAIRS: [[&str; 2]; 2] = [
+        ["--auth-token", "--auth-token-file"],
+        ["--no-cors", "--cors-origin"],
+    ];
+    given.flag == opt.flag
+        || PAIRS
+            .iter()
+            .any(|pair| pair.contains(&given.flag) && pair.contains(&opt.flag))
 }
 
 /// The default `--threads` with `--data`, when more than the CPUs.
@@ -513,6 +750,174 @@ mod tests {
         assert!(err(&["--log-level", "loud"], &[]).contains("--log-level"));
         assert!(err(&["--read-timeout", "0"], &[]).contains("--read-timeout"));
         assert!(err(&[], &[("WRITE_TIMEOUT", "1.5")]).contains("WRITE_TIMEOUT"));
+    }
+
+    #[test]
+    fn a_positional_argument_is_the_data_file() {
+        let c = config(&["db.json", "--port", "1"], &[]);
+        assert_eq!(c.data, Some(PathBuf::from("db.json")));
+        assert!(c.threads >= DURABLE_THREADS);
+        // Given twice with the same name is harmless; DATA_FILE is not read.
+        let c = config(&["--data", "db.json", "db.json"], &[("DATA_FILE", "")]);
+        assert_eq!(c.data, Some(PathBuf::from("db.json")));
+        let c = config(&["db.json"], &[("DATA_FILE", "db.json")]);
+        assert_eq!(c.data, Some(PathBuf::from("db.json")));
+        // A flag's value is not an argument.
+        assert_eq!(config(&["--host", "localhost"], &[]).data, None);
+        let err = |args: &[&str], env: &[(&str, &str)]| parse_with(args, env).unwrap_err();
+        let twice = err(&["a.json", "--data=b.json"], &[]);
+        assert!(matches!(
+            twice,
+            ConfigError::DataTwice {
+                source: "--data",
+                ..
+            }
+        ));
+        assert!(twice.to_string().contains("give it once"), "{twice}");
+        let twice = err(&["a.json"], &[("DATA_FILE", "b.json")]);
+        assert!(matches!(
+            twice,
+            ConfigError::DataTwice {
+                source: "DATA_FILE",
+                ..
+            }
+        ));
+        let extra = err(&["a.json", "b.json"], &[]).to_string();
+        assert!(
+            extra.contains("'b.json'") && extra.contains("one data file"),
+            "{extra}"
+        );
+    }
+
+    #[test]
+    fn switches_have_variables() {
+        for on in ["1", "true", "YES", "True"] {
+            let c = config(&[], &[("ALLOW_RESET", on), ("NO_CORS", on)]);
+            assert!(c.allow_reset, "{on}");
+            assert_eq!(c.cors, Cors::Off, "{on}");
+        }
+        for off in ["0", "false", "No"] {
+            let c = config(&[], &[("ALLOW_RESET", off), ("NO_CORS", off)]);
+            assert_eq!((c.allow_reset, c.cors), (false, Cors::Any), "{off}");
+        }
+        for bad in ["", "on", "2", "y"] {
+            let err = parse_with(&[], &[("ALLOW_RESET", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("ALLOW_RESET") && err.contains("1, true or yes"),
+                "{bad}: {err}"
+            );
+        }
+        // The flag wins, and its variable is not read.
+        assert!(config(&["--allow-reset"], &[("ALLOW_RESET", "bogus")]).allow_reset);
+        assert!(config(&["--allow-reset"], &[("ALLOW_RESET", "0")]).allow_reset);
+        let err = parse_with(&["--allow-reset=yes"], &[]).unwrap_err();
+        assert_eq!(err, ConfigError::UnexpectedValue("--allow-reset"));
+        // NO_CORS=0 leaves an origin list alone.
+        let c = config(&[], &[("NO_CORS", "0"), ("CORS_ORIGINS", "http://a.test")]);
+        assert_eq!(c.cors, Cors::Origins(vec!["http://a.test".into()]));
+    }
+
+    #[test]
+    fn no_cors_and_an_origin_list_contradict() {
+        let err = parse_with(&["--no-cors", "--cors-origin", "http://a.test"], &[]).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("--no-cors and --cors-origin contradict") && text.contains("only one"),
+            "{text}"
+        );
+        let err = parse_with(&[], &[("NO_CORS", "1"), ("CORS_ORIGINS", "http://a.test")]);
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("NO_CORS and CORS_ORIGINS")
+        );
+        // A flag of either leaves both variables unread.
+        let c = config(&["--cors-origin=http://a.test"], &[("NO_CORS", "1")]);
+        assert_eq!(c.cors, Cors::Origins(vec!["http://a.test".into()]));
+    }
+
+    #[test]
+    fn hosts_must_be_addresses_or_resolve() {
+        for good in ["127.0.0.1", "0.0.0.0", "::", "::1", "localhost"] {
+            assert_eq!(config(&["--host", good], &[]).host, good);
+        }
+        for bad in ["999.1.1.1", "1.2.3", "256.0.0.1", " ", "[::1]"] {
+            let err = parse_with(&["--host", bad], &[]).unwrap_err().to_string();
+            assert!(
+                err.contains("--host") && err.contains("IP address"),
+                "{bad}: {err}"
+            );
+        }
+        let err = parse_with(&[], &[("HOST", "999.1.1.1")]).unwrap_err();
+        assert!(err.to_string().contains("HOST"), "{err}");
+    }
+
+    #[test]
+    fn healthcheck_takes_host_and_port() {
+        let check = |host: &str, port| {
+            Ok(Command::Healthcheck {
+                host: host.into(),
+                port,
+            })
+        };
+        assert_eq!(parse_with(&["healthcheck"], &[]), check("127.0.0.1", 8080));
+        assert_eq!(
+            parse_with(&["healthcheck"], &[("HOST", "0.0.0.0"), ("PORT", "9000")]),
+            check("0.0.0.0", 9000)
+        );
+        assert_eq!(
+            parse_with(&["healthcheck", "--port=81"], &[("PORT", "x")]),
+            check("127.0.0.1", 81)
+        );
+        // Only the server's address: other options, or variables, are not
+        // its business (AUTH_TOKEN="" stops a server, not its check).
+        assert_eq!(
+            parse_with(&["healthcheck"], &[("AUTH_TOKEN", ""), ("MAX_ITEMS", "x")]),
+            check("127.0.0.1", 8080)
+        );
+        let err = parse_with(&["healthcheck", "--data", "x"], &[]).unwrap_err();
+        assert!(err.to_string().contains("only --host and --port"), "{err}");
+        assert!(parse_with(&["healthcheck", "--port", "0"], &[]).is_err());
+        assert!(parse_with(&["healthcheck", "extra"], &[]).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_option_and_fits_one_screen() {
+        for opt in OPTS {
+            assert!(HELP.contains(opt.flag), "--help lacks {}", opt.flag);
+            assert!(HELP.contains(opt.env), "--help lacks {}", opt.env);
+        }
+        assert!(HELP.lines().count() <= 24);
+        for line in HELP.lines() {
+            assert!(line.chars().count() <= 80, "too wide: {line}");
+        }
+    }
+
+    #[test]
+    fn modes_name_what_differs_from_the_defaults() {
+        assert!(config(&[], &[]).modes().is_empty());
+        assert!(config(&["--data", "x.json"], &[]).modes().is_empty());
+        let args = [
+            "--allow-reset",
+            "--no-cors",
+            "--delay=250",
+            "--max-items=10",
+            "--auth-token=t",
+            "--threads=1000",
+        ];
+        let modes = config(&args, &[]).modes().join("; ");
+        for mode in [
+            "bearer token",
+            "reset allowed",
+            "CORS off",
+            "delay 250 ms",
+            "at most 10 items",
+            "1000 worker threads",
+        ] {
+            assert!(modes.contains(mode), "{mode}: {modes}");
+        }
     }
 
     #[test]

@@ -2,49 +2,40 @@
 //! how its value is checked and stored ([`OPTS`]), the value parsers they
 //! share, and the `--help` text that lists them.
 
+use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Config, MAX_DELAY_MS, Secret};
 
+/// `--help`: one screen (at most 24 lines of 80 columns, a test checks),
+/// every option with its variable and default. The README's table says
+/// the same at more length.
 pub const HELP: &str = "\
-widgets-todos: a small, fast HTTP/JSON server for widgets and todos under /api
-
-Usage: widgets-todos [OPTIONS]
-
-Options (each also read from the environment variable shown; a flag wins):
-  --host ADDR             address to bind [HOST] (default 127.0.0.1; 0.0.0.0 in a container)
-  --port N                port, 0 picks a free one [PORT] (default 8080)
-  --threads N             worker threads handling requests [THREADS] (default: number of CPUs;
-                          with --data at least 16, so that concurrent writes share fsyncs)
-  --max-body-bytes N      larger request bodies get 413 [MAX_BODY_BYTES] (default 65536)
-  --max-items N           items per collection; a create beyond it gets 507 [MAX_ITEMS] (default 100000)
-  --log-level L           off, error, warn, info, debug or trace [LOG_LEVEL] (default info)
-  --read-timeout S        seconds a client may stay silent, or take to send a body [READ_TIMEOUT] (default 30)
-  --write-timeout S       seconds one write to a slow client may block [WRITE_TIMEOUT] (default 30)
-  --max-connections N     connections open at once; more wait in the listen queue [MAX_CONNECTIONS]
-                          (default 1024, fewer if the descriptor limit needs it)
-  --cors-origin ORIGIN    let browsers call only from ORIGIN (repeatable, or comma-separated)
-                          [CORS_ORIGINS] (default: any origin)
-  --no-cors               send no CORS headers at all
-  --allow-reset           let DELETE /api/widgets and /api/todos remove every item
-  --delay MS              wait MS milliseconds (0 to 10000) before every /api response [DELAY]
-                          (default 0; one request can ask with ?_delay=MS)
-  --auth-token TOKEN      require 'Authorization: Bearer TOKEN' on /api (not OPTIONS) [AUTH_TOKEN]
-  --auth-token-file PATH  the same, the token read from PATH [AUTH_TOKEN_FILE]
-  --tls-cert PEM          serve HTTPS with this certificate chain (with --tls-key; builds with
-                          --features tls only) [TLS_CERT]
-  --tls-key PEM           the certificate's private key [TLS_KEY]
-  --data PATH             keep the data in PATH (and PATH.journal), every write durable before
-                          its response; without it, data lives in memory only [DATA_FILE]
-  -h, --help              print this help and exit
-  -V, --version           print the version and exit
-
-An empty environment variable counts as unset, except AUTH_TOKEN, AUTH_TOKEN_FILE,
-TLS_CERT, TLS_KEY and CORS_ORIGINS: those are refused when empty (exit 2).
-
-On start the server prints 'listening on http://HOST:PORT' to stdout; logs go to stderr.
-SIGINT or SIGTERM stops it gracefully.";
+widgets-todos: an HTTP/JSON server for widgets and todos under /api
+Usage: widgets-todos [OPTIONS] [DATA_FILE]   (DATA_FILE: the same as --data)
+       widgets-todos healthcheck [--host ADDR] [--port N]   (exit 0 if it is up)
+       widgets-todos --help | --version
+Options; each also reads the environment variable in [ ]; a flag wins:
+  --host ADDR          address to bind [HOST] (127.0.0.1)
+  --port N             port; 0 picks a free one [PORT] (8080)
+  --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
+  --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
+  --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
+  --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
+  --max-connections N  open at once [MAX_CONNECTIONS] (1024)
+  --read-timeout S     idle or body time limit [READ_TIMEOUT] (30)
+  --write-timeout S    one write's time limit [WRITE_TIMEOUT] (30)
+  --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
+  --cors-origin URL    only these origins; repeatable [CORS_ORIGINS] (any)
+  --no-cors            send no CORS headers [NO_CORS=1]
+  --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
+  --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
+  --auth-token TOKEN   require Authorization: Bearer TOKEN [AUTH_TOKEN]
+  --auth-token-file F  the token, read from file F [AUTH_TOKEN_FILE]
+  --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
+An empty variable counts as unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS,
+NO_CORS or ALLOW_RESET is refused. Bad values exit 2; a busy port, 1.";
 
 /// One option: flag, environment variable, and how to store its value.
 pub(super) struct Opt {
@@ -58,10 +49,7 @@ pub(super) const OPTS: &[Opt] = &[
         flag: "--host",
         env: "HOST",
         set: |c, v| {
-            if v.trim().is_empty() {
-                return Err("a host name or IP address");
-            }
-            c.host = v.to_string();
+            c.host = host(v)?;
             Ok(())
         },
     },
@@ -143,6 +131,24 @@ pub(super) const OPTS: &[Opt] = &[
         },
     },
     Opt {
+        flag: "--no-cors",
+        env: "NO_CORS",
+        set: |c, v| {
+            if switch(v)? {
+                c.cors = Cors::Off;
+            }
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--allow-reset",
+        env: "ALLOW_RESET",
+        set: |c, v| {
+            c.allow_reset = switch(v)?;
+            Ok(())
+        },
+    },
+    Opt {
         flag: "--delay",
         env: "DELAY",
         set: |c, v| {
@@ -201,6 +207,53 @@ pub(super) const OPTS: &[Opt] = &[
         },
     },
 ];
+
+/// The options that are switches: the flag alone turns them on, and their
+/// variable takes [`switch`]'s words.
+const SWITCHES: [&str; 2] = ["--no-cors", "--allow-reset"];
+
+impl Opt {
+    /// Whether the flag takes a value (`--port 8080`) or is a switch
+    /// (`--no-cors`).
+    pub fn takes_value(&self) -> bool {
+        !SWITCHES.contains(&self.flag)
+    }
+}
+
+/// A switch's value: `1`, `true`, `yes` or `0`, `false`, `no`, in any case.
+/// Anything else, the empty string included, is refused rather than read
+/// as off: `ALLOW_RESET=on` should not quietly leave reset off.
+pub(super) fn switch(text: &str) -> Result<bool, &'static str> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err("1, true or yes to turn it on; 0, false or no to leave it off"),
+    }
+}
+
+/// A `--host`: an IP address, or a name this machine resolves (looked up
+/// now, so that a typo is a bad value, exit 2, and not a failed bind).
+/// Dotted digits that are no IPv4 address (`999.1.1.1`, `1.2.3`) are
+/// refused without a lookup.
+fn host(text: &str) -> Result<String, &'static str> {
+    const EXPECTED: &str = "an IP address such as 127.0.0.1, 0.0.0.0 or ::1, or a host name \
+         this machine resolves, such as localhost";
+    if text.parse::<IpAddr>().is_ok() {
+        return Ok(text.to_string());
+    }
+    let dotted_digits = text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if text.trim().is_empty() || dotted_digits {
+        return Err(EXPECTED);
+    }
+    let resolves = (text, 0)
+        .to_socket_addrs()
+        .is_ok_and(|mut addrs| addrs.next().is_some());
+    if resolves {
+        Ok(text.to_string())
+    } else {
+        Err(EXPECTED)
+    }
+}
 
 /// The variables that switch a protection on, with the protection. Set but
 /// empty, they are refused rather than counted as unset: an empty

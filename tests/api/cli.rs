@@ -42,7 +42,15 @@ pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
 
 /// [`spawn`] without environment, with a client for the address.
 pub(crate) fn spawn_remote(args: &[&str]) -> (Child, crate::support::Remote) {
-    let (child, addr) = spawn(args, &[]);
+    spawn_remote_env(args, &[])
+}
+
+/// [`spawn`], with a client for the address.
+pub(crate) fn spawn_remote_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (Child, crate::support::Remote) {
+    let (child, addr) = spawn(args, env);
     let remote = crate::support::Remote(addr.parse().expect("the listening address"));
     (child, remote)
 }
@@ -120,6 +128,16 @@ fn help_and_version_exit_zero() {
     ] {
         assert!(text.contains(flag), "help lacks {flag}");
     }
+    // One screen, and only what is true: nothing implements a container
+    // default for --host.
+    assert!(text.lines().count() <= 24, "{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "too wide: {line}");
+    }
+    for said in ["NO_CORS", "ALLOW_RESET", "healthcheck", "DATA_FILE"] {
+        assert!(text.contains(said), "help lacks {said}");
+    }
+    assert!(!text.contains("container"), "{text}");
     let version = run(&["--version"], &[]);
     assert!(version.status.success());
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("widgets-todos "));
@@ -154,7 +172,18 @@ fn port_in_use_exits_1() {
     let port = holder.local_addr().unwrap().port().to_string();
     let out = run(&["--port", &port], &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("in use"));
+    // One line: the address, and how to get past it.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for said in [
+        &format!("127.0.0.1:{port}"),
+        "in use",
+        "--port N",
+        "PORT=N",
+        "--port 0",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
 }
 
 #[test]
@@ -323,4 +352,138 @@ fn a_flag_wins_and_its_variable_is_not_read() {
     let out = run(&["--port", "0"], &[("MAX_ITEMS", "lots"), ("PORT", "abc")]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("MAX_ITEMS"));
+}
+
+/// Runs the binary, expecting exit status 2 and one line on stderr that
+/// says each of `said`.
+fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
+    let (code, err) = run_expecting_exit(args, env);
+    assert_eq!(code, Some(2), "{args:?} {env:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?} {env:?}: {err}");
+    for said in said {
+        assert!(err.contains(said), "{args:?} {env:?}: lacks {said}: {err}");
+    }
+}
+
+/// json-server's habit, `widgets-todos db.json`, is `--data db.json`; the
+/// start-up summary says what the file held. Given twice with two names,
+/// or two files: exit 2.
+#[test]
+fn a_data_file_argument_means_data() {
+    let dir = crate::support::TempDir::new("positional");
+    let db = dir.join("db.json");
+    let widget = r#"{"id": 1, "price": "$1", "quality": "good"}"#;
+    std::fs::write(&db, format!(r#"{{"widgets": [{widget}], "todos": []}}"#)).unwrap();
+    let db = db.to_str().unwrap();
+    let (child, remote) = spawn_remote(&[db, "--port", "0"]);
+    assert_eq!(remote.get("/api/widgets/1").status, 200);
+    kill_9(child);
+
+    check_refused(
+        &[db, "--data", "other.json"],
+        &[],
+        &["--data", "give it once"],
+    );
+    check_refused(
+        &[db],
+        &[("DATA_FILE", "other.json")],
+        &["DATA_FILE", "once"],
+    );
+    check_refused(&[db, "second.json"], &[], &["second.json", "one data file"]);
+}
+
+/// `--no-cors` and `--allow-reset` have variables too: words for on and
+/// off, anything else refused, the flag still winning.
+#[test]
+fn switches_have_environment_variables() {
+    let origin = ["Origin: http://a.test"];
+    let (child, remote) = spawn_remote_env(
+        &["--port", "0"],
+        &[("ALLOW_RESET", "Yes"), ("NO_CORS", "1")],
+    );
+    let answer = remote.send("GET", "/api", &origin, b"");
+    assert_eq!(answer.header("Access-Control-Allow-Origin"), None);
+    assert_eq!(remote.delete("/api/todos").status, 204);
+    kill_9(child);
+
+    let env = [("ALLOW_RESET", "false"), ("NO_CORS", "0")];
+    let (child, remote) = spawn_remote_env(&["--port", "0"], &env);
+    let answer = remote.send("GET", "/api", &origin, b"");
+    assert!(answer.header("Access-Control-Allow-Origin").is_some());
+    assert_eq!(remote.delete("/api/todos").status, 405);
+    kill_9(child);
+
+    let (child, remote) =
+        spawn_remote_env(&["--port", "0", "--allow-reset"], &[("ALLOW_RESET", "x")]);
+    assert_eq!(remote.delete("/api/todos").status, 204);
+    kill_9(child);
+
+    let accepted = "1, true or yes";
+    check_refused(&[], &[("ALLOW_RESET", "")], &["ALLOW_RESET", accepted]);
+    check_refused(&[], &[("NO_CORS", "on")], &["NO_CORS", accepted]);
+    check_refused(&["--no-cors=1"], &[], &["--no-cors", "takes no value"]);
+}
+
+/// A host that is neither an address nor a name this machine resolves is a
+/// bad value (exit 2), not a failed bind (exit 1).
+#[test]
+fn a_bad_host_exits_2() {
+    let fix = "an IP address such as 127.0.0.1";
+    check_refused(&["--host", "999.1.1.1"], &[], &["--host", "999.1.1.1", fix]);
+    check_refused(&[], &[("HOST", "1.2.3")], &["HOST", fix]);
+}
+
+/// `--no-cors` with `--cors-origin` asks for two opposite things.
+#[test]
+fn no_cors_with_an_origin_list_says_they_contradict() {
+    let said = ["--no-cors and --cors-origin contradict", "give only one"];
+    check_refused(&["--no-cors", "--cors-origin", "http://a.test"], &[], &said);
+    let env = [("NO_CORS", "1"), ("CORS_ORIGINS", "http://a.test")];
+    check_refused(&[], &env, &["NO_CORS and CORS_ORIGINS contradict"]);
+}
+
+/// `widgets-todos healthcheck` takes the server's own --host/--port (or
+/// HOST/PORT): 0 when /healthz answers 200, 1 with a reason otherwise.
+#[test]
+fn healthcheck_says_whether_the_server_answers() {
+    let (child, addr) = spawn(&["--port", "0"], &[]);
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let out = run(&["healthcheck", "--port", &port], &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A server listening on every address is asked on loopback.
+    let out = run(&["healthcheck"], &[("HOST", "0.0.0.0"), ("PORT", &port)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    kill_9(child);
+
+    // Nothing listening.
+    let port = {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        free.local_addr().unwrap().port().to_string()
+    };
+    let out = run(&["healthcheck", "--port", &port], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("cannot connect to 127.0.0.1:{port}")),
+        "{err}"
+    );
+
+    // Something that takes the connection and never answers: 1 after the
+    // second, not a hang.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port().to_string();
+    let started = Instant::now();
+    let out = run(&["healthcheck", "--port", &port], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did not answer within 1 s"), "{err}");
+
+    let out = run(&["healthcheck", "--data", "x"], &[]);
+    assert_eq!(out.status.code(), Some(2));
 }
