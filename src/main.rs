@@ -1,5 +1,5 @@
 //! The `widgets-todos` binary: read the configuration, start logging, run
-//! the library's server until a signal, and
+//! the library's server until a signal, print the start-up summary, and
 //! map every failure to an exit status (2: bad flag or value; 1: bad data
 //! file, cannot listen, or accepting failed). Also the `healthcheck`
 //! subcommand: 0 when the server answers, 1 when not.
@@ -12,7 +12,9 @@ use std::time::Duration;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use widgets_todos::app::{App, Options};
-use widgets_todos::config::{self, Command};
+use widgets_todos::config::{self, Command, Config};
+use widgets_todos::model::{Todo, Widget};
+use widgets_todos::store::Store;
 use widgets_todos::transport::GRACE;
 use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, descriptor_limit};
 
@@ -92,6 +94,16 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
 
+    // Looked at before the store opens it (and writes an empty snapshot
+    // where there was none), for the summary.
+    let data_before = config
+        .data
+        .as_deref()
+        .map(|path| match std::fs::metadata(path) {
+            Ok(meta) if meta.len() == 0 => DataFile::Empty,
+            Ok(_) => DataFile::Existing,
+            Err(_) => DataFile::New,
+        });
     let store = match widgets_todos::open_store(&config) {
         Ok(store) => store,
         Err(err) => {
@@ -130,6 +142,11 @@ fn main() -> ExitCode {
     {
         log::warn!("cannot print the listening address: {err}");
     }
+    if config.log_level >= log::LevelFilter::Info {
+        let url = format!("{scheme}://{}", server.addr());
+        eprint!("{}", summary(&config, &app.store, &url, data_before));
+    }
+
     let stopper = server.stopper();
     match Signals::new([SIGINT, SIGTERM]) {
         Ok(mut signals) => {
@@ -161,5 +178,50 @@ fn main() -> ExitCode {
             eprintln!("widgets-todos: {err}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// What the `--data` file was before the store opened it.
+#[derive(Clone, Copy)]
+enum DataFile {
+    New,
+    Empty,
+    Existing,
+}
+
+/// The start-up summary, on stderr below the listening line (which stays
+/// alone on stdout, for scripts): where the API is, where its data lives
+/// and how much there was, and every setting that is not the default.
+fn summary(config: &Config, store: &Store, url: &str, data: Option<DataFile>) -> String {
+    let items = format!(
+        "{}, {}",
+        counted(store.count::<Widget>(), "widget"),
+        counted(store.count::<Todo>(), "todo")
+    );
+    let data = match (&config.data, data) {
+        (Some(path), Some(DataFile::New)) => format!("{} (a new file): {items}", path.display()),
+        (Some(path), Some(DataFile::Empty)) => {
+            format!("{} (was empty: 0 bytes): {items}", path.display())
+        }
+        (Some(path), _) => format!("{}: {items}", path.display()),
+        (None, _) => "in memory only, lost at exit (to keep it: widgets-todos db.json)".into(),
+    };
+    let mut text = format!(
+        "widgets-todos {}: the API is at {url}/api\ndata: {data}\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let modes = config.modes();
+    if !modes.is_empty() {
+        text.push_str(&format!("modes: {}\n", modes.join("; ")));
+    }
+    text
+}
+
+/// `1 widget`, `2 widgets`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

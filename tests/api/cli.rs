@@ -377,7 +377,12 @@ fn a_data_file_argument_means_data() {
     let db = db.to_str().unwrap();
     let (child, remote) = spawn_remote(&[db, "--port", "0"]);
     assert_eq!(remote.get("/api/widgets/1").status, 200);
-    kill_9(child);
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains(&format!("data: {db}: 1 widget, 0 todos")),
+        "{log}"
+    );
 
     check_refused(
         &[db, "--data", "other.json"],
@@ -440,6 +445,77 @@ fn no_cors_with_an_origin_list_says_they_contradict() {
     check_refused(&["--no-cors", "--cors-origin", "http://a.test"], &[], &said);
     let env = [("NO_CORS", "1"), ("CORS_ORIGINS", "http://a.test")];
     check_refused(&[], &env, &["NO_CORS and CORS_ORIGINS contradict"]);
+}
+
+/// `touch db.json; widgets-todos db.json`: an empty file is an empty
+/// store (the server never leaves one: it writes a snapshot whole or not
+/// at all), and the summary says so. It is a snapshot from then on.
+#[test]
+fn an_empty_data_file_is_an_empty_store() {
+    let dir = crate::support::TempDir::new("empty-data");
+    let db = dir.join("db.json");
+    std::fs::write(&db, "").unwrap();
+    let db = db.to_str().unwrap();
+    let (child, remote) = spawn_remote(&["--data", db, "--port", "0"]);
+    assert_eq!(remote.get("/api/todos").text(), "[]");
+    remote.create("/api/todos", r#"{"userId": 1, "title": "Buy milk"}"#);
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        log.contains(&format!(
+            "data: {db} (was empty: 0 bytes): 0 widgets, 0 todos"
+        )),
+        "{log}"
+    );
+    let (child, remote) = spawn_remote(&[db, "--port", "0"]);
+    assert_eq!(remote.get("/api/todos/1").status, 200);
+    let (_, log) = stop_with(child, "-TERM");
+    assert!(log.contains("0 widgets, 1 todo"), "{log}");
+}
+
+/// The summary, on stderr below the listening line: the address, where the
+/// data lives, and every setting that is not the default; never the token.
+#[test]
+fn start_up_summary_names_the_data_and_the_modes() {
+    let (child, addr) = spawn(&["--port", "0"], &[]);
+    let (_, log) = stop_with(child, "-TERM");
+    assert!(
+        log.starts_with(&format!(
+            "widgets-todos {}: the API is at http://{addr}/api\ndata: in memory only",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{log}"
+    );
+    assert!(!log.contains("modes:"), "{log}");
+
+    let args = [
+        "--port",
+        "0",
+        "--allow-reset",
+        "--no-cors",
+        "--delay",
+        "5",
+        "--max-items",
+        "10",
+        "--auth-token",
+        "s3cr3t",
+    ];
+    let (child, _) = spawn(&args, &[]);
+    let (_, log) = stop_with(child, "-TERM");
+    let modes = log
+        .lines()
+        .find(|line| line.starts_with("modes: "))
+        .unwrap_or_else(|| panic!("no modes line: {log}"));
+    for mode in [
+        "bearer token",
+        "reset allowed",
+        "CORS off",
+        "delay 5 ms",
+        "at most 10 items",
+    ] {
+        assert!(modes.contains(mode), "{mode}: {modes}");
+    }
+    assert!(!log.contains("s3cr3t"), "{log}");
 }
 
 /// `widgets-todos healthcheck` takes the server's own --host/--port (or
