@@ -29,7 +29,7 @@
 //! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON and form decoding, the query string, the HTTP/1.1 encoding, problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language |
 //! | `store/` | `mod.rs`: the locked collections, ids, the cached list; `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `files.rs` (the files on disk) |
-//! | `config/` | flags and environment variables into a `Config`; `options.rs`: each option, its parser, and `--help` |
+//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |

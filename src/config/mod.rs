@@ -6,7 +6,11 @@
 //! into exit status 2. An environment variable set to the empty string
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
-//! but empty, it is refused, never read as "off".
+//! but empty, it is refused, never read as "off"; and a switch's variable
+//! (`NO_CORS`, `ALLOW_RESET`), which takes only the words of
+//! `options::switch`. An argument that is not an option is the data file
+//! (`widgets-todos db.json`); a first argument `healthcheck` is that
+//! subcommand, which reads only the server's address.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -180,9 +184,9 @@ pub enum ConfigError {
         value: String,
         expected: &'static str,
     },
-    /// Two settings that ask for opposite things (`--no-cors` and
-    /// `--cors-origin`), named as they were given.
-    Contradiction { first: String, second: String },
+    /// `--no-cors` (or `NO_CORS`) with `--cors-origin` (or `CORS_ORIGINS`),
+    /// named as they were given: no CORS, and CORS for some origins.
+    CorsContradiction { first: String, second: String },
     /// A data file given as an argument and, with another name, by
     /// `--data` or `DATA_FILE`.
     DataTwice {
@@ -221,7 +225,7 @@ impl fmt::Display for ConfigError {
                 f,
                 "invalid value '{value}' for {source}: expected {expected}"
             ),
-            ConfigError::Contradiction { first, second } => write!(
+            ConfigError::CorsContradiction { first, second } => write!(
                 f,
                 "{first} and {second} contradict each other (no CORS headers at all, or CORS for some origins): give only one"
             ),
@@ -304,28 +308,7 @@ pub fn parse(
     // and the variable it overrides cannot stop start-up.
     let (mut flags, data_file) = split(args)?;
     if let Some(file) = data_file {
-        let data = flags.iter().find(|given| given.opt.flag == "--data");
-        let env_data = env("DATA_FILE").filter(|value| !value.is_empty());
-        let other = match data {
-            Some(given) => Some(("--data", given.value.clone())),
-            None => env_data.map(|value| ("DATA_FILE", value)),
-        };
-        match other {
-            Some((source, other)) if other != file => {
-                return Err(ConfigError::DataTwice {
-                    argument: file,
-                    source,
-                    other,
-                });
-            }
-            // The same file twice is harmless.
-            Some(_) if data.is_some() => {}
-            _ => flags.push(Given {
-                opt: opt("--data"),
-                value: file,
-                by_flag: true,
-            }),
-        }
+        add_data_argument(&mut flags, file, &env)?;
     }
 
     let mut given: Vec<Given> = Vec::new();
@@ -390,6 +373,39 @@ pub fn parse(
     Ok(Command::Serve(Box::new(config)))
 }
 
+/// The data file given as an argument (`widgets-todos db.json`), the same
+/// as `--data db.json`. Given again with another name, by `--data` or
+/// `DATA_FILE`, it is refused rather than one of the two picked.
+fn add_data_argument(
+    flags: &mut Vec<Given<'static>>,
+    file: String,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    if let Some(flag) = flags.iter().find(|given| given.opt.flag == "--data") {
+        if flag.value == file {
+            return Ok(());
+        }
+        return Err(ConfigError::DataTwice {
+            argument: file,
+            source: "--data",
+            other: flag.value.clone(),
+        });
+    }
+    if let Some(other) = env("DATA_FILE").filter(|value| !value.is_empty() && *value != file) {
+        return Err(ConfigError::DataTwice {
+            argument: file,
+            source: "DATA_FILE",
+            other,
+        });
+    }
+    flags.push(Given {
+        opt: opt("--data"),
+        value: file,
+        by_flag: true,
+    });
+    Ok(())
+}
+
 /// Splits the arguments into options with their values (`--port 8080`,
 /// `--port=8080`, a switch alone) and at most one data file.
 fn split(args: Vec<String>) -> Result<(Vec<Given<'static>>, Option<String>), ConfigError> {
@@ -438,7 +454,7 @@ fn check_cors(given: &[Given]) -> Result<(), ConfigError> {
         .iter()
         .find(|setting| setting.opt.flag == "--cors-origin");
     match (no_cors, origins) {
-        (Some(off), Some(on)) => Err(ConfigError::Contradiction {
+        (Some(off), Some(on)) => Err(ConfigError::CorsContradiction {
             first: off.name().to_string(),
             second: on.name().to_string(),
         }),
