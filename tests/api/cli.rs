@@ -560,6 +560,23 @@ fn healthcheck_says_whether_the_server_answers() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did not answer within 1 s"), "{err}");
 
+    // An answer other than 200 (a server whose journal failed says 503).
+    let unwell = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = unwell.local_addr().unwrap().port().to_string();
+    let answering = std::thread::spawn(move || {
+        let (mut stream, _) = unwell.accept().unwrap();
+        let mut request = [0; 1024];
+        let _ = stream.read(&mut request);
+        stream
+            .write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
+    });
+    let out = run(&["healthcheck", "--port", &port], &[]);
+    answering.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("503 Service Unavailable', not 200"), "{err}");
+
     let out = run(&["healthcheck", "--data", "x"], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
