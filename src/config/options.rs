@@ -23,7 +23,7 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
-  --max-connections N  open at once [MAX_CONNECTIONS] (1024)
+  --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
   --read-timeout S     idle or body time limit [READ_TIMEOUT] (30)
   --write-timeout S    one write's time limit [WRITE_TIMEOUT] (30)
   --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
@@ -35,7 +35,7 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --auth-token-file F  the token, read from file F [AUTH_TOKEN_FILE]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
 An empty variable counts as unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS,
-NO_CORS or ALLOW_RESET is refused. Bad values exit 2; a busy port, 1.";
+NO_CORS or ALLOW_RESET is refused. Exit 2: a bad value; 1: busy port, bad data.";
 
 /// One option: flag, environment variable, and how to store its value.
 pub(super) struct Opt {
