@@ -23,9 +23,8 @@
 //!    may be full (507). GET and HEAD: 304 for a matching `If-None-Match`.
 //!
 //! Every response, errors included, then gets its CORS header fields
-//! (`App::cors`), and an `/api` response the delay of `_delay` or `--delay`.
+//! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
 
-use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -37,6 +36,8 @@ use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, entity_tag, render};
 use crate::transport::Handler;
+
+mod cors;
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
@@ -369,49 +370,6 @@ impl App {
             });
         }
         Ok(())
-    }
-
-    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
-    fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
-            }
-        };
-        let preflight = req.is_preflight() && response.status == 204;
-        let methods = response
-            .header("Allow")
-            .filter(|_| preflight)
-            .map(str::to_string);
-        let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
-        match methods {
-            Some(methods) => {
-                headers.push(("Access-Control-Allow-Methods", methods.into()));
-                let asked = req.header("Access-Control-Request-Headers");
-                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
-                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
-                }
-                headers.push(("Access-Control-Max-Age", "600".into()));
-            }
-            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
-        }
-        response
     }
 }
 
