@@ -152,20 +152,26 @@ fn body_cap_from_length_and_while_reading() {
     let mut body: &[u8] = b"{\"a\":1}";
     let mut req = request("/", &mut body);
     req.content_length = Some(9);
-    assert_eq!(req.fields(false).unwrap_err().status(), 413);
+    assert_eq!(req.fields(false, "{}").unwrap_err().status(), 413);
 
     let mut long: &[u8] = b"{\"a\":12345}";
     assert_eq!(
-        request("/", &mut long).fields(false).unwrap_err().status(),
+        request("/", &mut long)
+            .fields(false, "{}")
+            .unwrap_err()
+            .status(),
         413
     );
 
     let mut fits: &[u8] = b"{\"a\":1}";
-    assert!(request("/", &mut fits).fields(false).is_ok());
+    assert!(request("/", &mut fits).fields(false, "{}").is_ok());
 
     let mut none: &[u8] = b"";
     assert_eq!(
-        request("/", &mut none).fields(false).unwrap_err().status(),
+        request("/", &mut none)
+            .fields(false, "{}")
+            .unwrap_err()
+            .status(),
         400
     );
 }
@@ -212,6 +218,7 @@ fn problem_has_rfc_9457_members_and_allow() {
     let response = Response::from(ApiError::MethodNotAllowed {
         method: "PUT".into(),
         allow: "GET, HEAD",
+        hint: None,
     });
     assert_eq!(response.status, 405);
     assert_eq!(response.header("allow"), Some("GET, HEAD"));
