@@ -385,17 +385,15 @@ fn parse_sort<T: Queryable>(
         .enumerate()
         .map(|(i, name)| {
             let field = field_index::<T>(name).ok_or_else(|| {
-                let names: Vec<&str> = T::FIELDS.iter().map(|(name, _)| *name).collect();
-                let mut error = bad(
-                    "_sort",
-                    format!("'{name}' is not a field; fields: {}", field_names::<T>()),
-                );
-                if let (ApiError::BadRequest { hint, .. }, Some(meant)) =
-                    (&mut error, spelling::closest(name, &names))
-                {
-                    *hint = Some(format!("did you mean _sort={meant}?"));
+                let fields: Vec<&str> = T::FIELDS.iter().map(|(field, _)| *field).collect();
+                let meant = spelling::closest(name, &fields);
+                ApiError::BadRequest {
+                    detail: format!(
+                        "bad query parameter '_sort': '{name}' is not a field; fields: {}",
+                        field_names::<T>()
+                    ),
+                    hint: meant.map(|meant| format!("did you mean _sort={meant}?")),
                 }
-                error
             })?;
             // json-server lower-cases the order, and react-admin sends ASC.
             let descending = match orders.get(i).copied().unwrap_or("asc") {
