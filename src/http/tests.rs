@@ -108,6 +108,26 @@ fn form_decoding() {
 }
 
 #[test]
+fn a_form_labelled_json_gets_a_hint_and_broken_json_does_not() {
+    let form = "application/x-www-form-urlencoded";
+    for body in [&b"title=x&userId=1"[..], b"title=Buy+milk%21", b"a[b]=1\n"] {
+        let err = decode_json(body).unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(err.hint().unwrap_or("").contains(form), "{body:?}");
+    }
+    for body in [
+        &b"{\"title\": \"x\""[..],
+        b"title",
+        b"=x",
+        b"a b=1",
+        b"{\"a\":1}&b=2",
+    ] {
+        let err = decode_json(body).unwrap_err();
+        assert_eq!(err.hint(), None, "{body:?}");
+    }
+}
+
+#[test]
 fn query_decoding() {
     let pairs = query_pairs("a=1&&b=x+y%21&c&=&%C3%A9=%e2%82%AC").unwrap();
     let pairs: Vec<(&str, &str)> = pairs
