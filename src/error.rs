@@ -33,18 +33,30 @@ impl FieldError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiError {
     /// 400: the request is malformed (bad JSON or form syntax, invalid UTF-8,
-    /// empty body, bad query string, ambiguous framing).
+    /// empty body, bad query string, ambiguous framing). `hint`, when we
+    /// can say, tells how to fix it.
     BadRequest {
         detail: String,
-        hint: Option<&'static str>,
+        hint: Option<String>,
     },
     /// 401: `--auth-token` is set and the request lacks that bearer token.
     Unauthorized { detail: String },
     /// 404: no route has this path, the id is malformed, or no item has it.
-    NotFound { detail: String },
+    /// `hint` names the path meant, when we can tell (`/todos/1` is
+    /// `/api/todos/1`).
+    NotFound {
+        detail: String,
+        hint: Option<String>,
+    },
     /// 405: the path exists but not with this method. `allow` is the value of
-    /// the `Allow` header (RFC 9110 section 15.5.6 requires it).
-    MethodNotAllowed { method: String, allow: &'static str },
+    /// the `Allow` header (RFC 9110 section 15.5.6 requires it); `hint`
+    /// replaces the usual one ("use one of the methods in the Allow
+    /// header") when there is more to say.
+    MethodNotAllowed {
+        method: String,
+        allow: &'static str,
+        hint: Option<String>,
+    },
     /// 406: the `Accept` header rules out every type this server produces.
     NotAcceptable,
     /// 408: the body did not arrive within `--read-timeout`.
@@ -104,19 +116,23 @@ impl ApiError {
         }
     }
 
-    /// A 404 for a path no route serves.
-    pub fn no_route(path: &str) -> ApiError {
+    /// A 404 with a detail and no hint.
+    pub fn not_found(detail: impl Into<String>) -> ApiError {
         ApiError::NotFound {
-            detail: format!("no resource at {path}"),
+            detail: detail.into(),
+            hint: None,
         }
     }
 
     /// How to fix the request, when we can say; the `hint` member.
-    pub fn hint(&self) -> Option<&'static str> {
+    pub fn hint(&self) -> Option<&str> {
         match self {
-            ApiError::BadRequest { hint, .. } => *hint,
+            ApiError::BadRequest { hint, .. } | ApiError::NotFound { hint, .. } => hint.as_deref(),
             ApiError::Exhausted { hint, .. } => Some(hint),
-            ApiError::MethodNotAllowed { .. } => Some("use one of the methods in the Allow header"),
+            ApiError::MethodNotAllowed { hint, .. } => Some(
+                hint.as_deref()
+                    .unwrap_or("use one of the methods in the Allow header"),
+            ),
             ApiError::Unauthorized { .. } => Some("send Authorization: Bearer <token>"),
             ApiError::NotAcceptable => {
                 Some("accept application/json or application/problem+json, or omit Accept")
@@ -140,9 +156,9 @@ impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ApiError::BadRequest { detail, .. } => f.write_str(detail),
-            ApiError::NotFound { detail } => f.write_str(detail),
+            ApiError::NotFound { detail, .. } => f.write_str(detail),
             ApiError::Unauthorized { detail } => f.write_str(detail),
-            ApiError::MethodNotAllowed { method, allow } => {
+            ApiError::MethodNotAllowed { method, allow, .. } => {
                 write!(f, "{method} is not allowed here; allowed: {allow}")
             }
             ApiError::NotAcceptable => f.write_str(

@@ -25,9 +25,9 @@
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `start()` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
-//! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, `/healthz`, the OpenAPI document (`openapi.json`), and the handlers |
-//! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON and form decoding, the query string, the HTTP/1.1 encoding, problem+json |
-//! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language |
+//! | `app/` | the routing table, the order of checks, auth, `_delay`, `/healthz`, the OpenAPI document (`openapi.json`), and the handlers; `index.rs`: `/` (`index.html` for a browser) and the 404 of unknown paths; `cors.rs`: CORS |
+//! | `http/` | the request and the response as the application sees them: header fields, JSON and form decoding, the query string, the HTTP/1.1 encoding, problem+json; `accept.rs`: content negotiation |
+//! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean" |
 //! | `store/` | `mod.rs`: the locked collections, ids, the cached list; `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |

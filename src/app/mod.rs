@@ -6,7 +6,8 @@
 //! answering with an error before anything later is looked at (and before
 //! anything changes):
 //!
-//! 1. the path: unknown path or malformed id is 404;
+//! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
+//!    hint when it names a collection outside `/api`);
 //! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
 //!    token, else 401;
 //! 3. the method: one the path does not take is 405 with `Allow`;
@@ -15,28 +16,36 @@
 //!    request it asks about, query and all);
 //! 5. the query: a collection's GET, HEAD and OPTIONS take a list query
 //!    (`model/query.rs`), any error in it is 400; other paths take none but
-//!    `_delay`; then a plain `OPTIONS` is answered;
-//! 6. `Accept` must admit JSON, else 406;
+//!    `_delay` and `_` (a cache-buster, ignored); then a plain `OPTIONS` is
+//!    answered;
+//! 6. `Accept` must admit JSON, else 406 (`/` also serves HTML);
 //! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
 //!    body, its size (413), media type (415), syntax (400) and validation
 //!    (422); then, under the store's lock, `If-Match` (412); POST: the store
 //!    may be full (507). GET and HEAD: 304 for a matching `If-None-Match`.
 //!
+//! A DELETE answers 204 with no content, unless its `Accept` names
+//! `application/json`: then 200 with the item deleted (RFC 9110 section
+//! 9.3.5 allows either), which is what json-server clients such as
+//! react-admin's data provider read.
+//!
 //! Every response, errors included, then gets its CORS header fields
-//! (`App::cors`), and an `/api` response the delay of `_delay` or `--delay`.
+//! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
 
-use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
-use crate::http::{Body, JSON, Method, Request, Response};
+use crate::http::{Body, JSON, Method, Request, Response, names_json};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, entity_tag, render};
 use crate::transport::Handler;
+
+mod cors;
+mod index;
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
@@ -95,7 +104,7 @@ impl Handler for App {
         let segments = segments(path);
         let query = req.query();
         let mut response = self
-            .route(req, path, &segments, &query)
+            .route(req, &segments, &query)
             .unwrap_or_else(Response::from);
         if segments.first() == Some(&"api") {
             let delay = delay(&query).ok().flatten();
@@ -130,7 +139,6 @@ impl App {
     fn route(
         &self,
         req: &mut Request<'_>,
-        path: &str,
         segments: &[&str],
         query: &Query,
     ) -> Result<Response, ApiError> {
@@ -138,6 +146,7 @@ impl App {
             self.authorize(req)?;
         }
         match segments {
+            [""] => self.home(req, query),
             ["api"] => self.index(req, query),
             ["healthz"] => self.health(req, query),
             ["api", "openapi.json"] => self.openapi(req, query),
@@ -145,7 +154,7 @@ impl App {
             ["api", "widgets", id] => self.item::<Widget>(req, id, query),
             ["api", "todos"] => self.collection::<Todo>(req, query),
             ["api", "todos", id] => self.item::<Todo>(req, id, query),
-            _ => Err(ApiError::no_route(path)),
+            _ => Err(index::no_route(req.target, segments)),
         }
     }
 
@@ -207,6 +216,18 @@ impl App {
         } else {
             COLLECTION
         };
+        if req.method == Method::Delete && !self.options.allow_reset {
+            return Err(ApiError::MethodNotAllowed {
+                method: req.method_name.to_string(),
+                allow: allow(methods),
+                hint: Some(format!(
+                    "DELETE /api/{c} (every {k} at once) needs the server started with \
+                     --allow-reset; to delete one {k}, DELETE /api/{c}/{{id}}",
+                    c = T::COLLECTION,
+                    k = T::KIND,
+                )),
+            });
+        }
         // GET, HEAD and a plain OPTIONS read the query as a list query.
         let listing = matches!(req.method, Method::Get | Method::Head | Method::Options);
         if !listing {
@@ -243,11 +264,11 @@ impl App {
     ) -> Result<Response, ApiError> {
         let id = parse_decimal(id)
             .filter(|id| (1..=MAX_SAFE_INTEGER).contains(id))
-            .ok_or_else(|| ApiError::NotFound {
-                detail: format!(
+            .ok_or_else(|| {
+                ApiError::not_found(format!(
                     "'{id}' is not a {} id: ids are positive integers like 1 or 42",
                     T::KIND
-                ),
+                ))
             })?;
         if let Some(answered) = prepare(req, ITEM, query)? {
             return Ok(answered);
@@ -288,7 +309,7 @@ impl App {
 
     /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
     fn create<T: Stored>(&self, req: &mut Request<'_>) -> Result<Response, ApiError> {
-        let new = T::parse_new(req.fields(false)?)?;
+        let new = T::parse_new(req.fields(false, T::EXAMPLE)?)?;
         let item = self.store.create::<T>(new)?;
         let mut location = String::with_capacity(40);
         for part in [
@@ -319,7 +340,7 @@ impl App {
         if !self.store.contains::<T>(id) {
             return Err(missing::<T>(id));
         }
-        let patch = T::parse_patch(req.fields(merge_patch)?, id)?;
+        let patch = T::parse_patch(req.fields(merge_patch, T::EXAMPLE)?, id)?;
         let check = |item: &T| precondition(req.header("If-Match"), item);
         let updated = self
             .store
@@ -330,14 +351,18 @@ impl App {
     }
 
     /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
-    /// `If-Match`, only while the item is still the version named.
+    /// `If-Match`, only while the item is still the version named. A
+    /// client whose `Accept` names `application/json` gets 200 with the
+    /// item deleted instead (see the module comment).
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let check = |item: &T| precondition(req.header("If-Match"), item);
-        if self.store.delete::<T>(id, check)? {
-            Ok(Response::empty(204))
-        } else {
-            Err(missing::<T>(id))
+        let deleted = self.store.delete::<T>(id, check)?;
+        let item = deleted.ok_or_else(|| missing::<T>(id))?;
+        if names_json(req.header("Accept")) {
+            let Rendered { body, .. } = render(&item)?;
+            return Ok(Response::bytes(200, JSON, Body::Shared(body)));
         }
+        Ok(Response::empty(204))
     }
 
     /// With `--auth-token`: 401 unless `Authorization: Bearer TOKEN`. The
@@ -370,49 +395,6 @@ impl App {
         }
         Ok(())
     }
-
-    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
-    fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
-            }
-        };
-        let preflight = req.is_preflight() && response.status == 204;
-        let methods = response
-            .header("Allow")
-            .filter(|_| preflight)
-            .map(str::to_string);
-        let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
-        match methods {
-            Some(methods) => {
-                headers.push(("Access-Control-Allow-Methods", methods.into()));
-                let asked = req.header("Access-Control-Request-Headers");
-                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
-                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
-                }
-                headers.push(("Access-Control-Max-Age", "600".into()));
-            }
-            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
-        }
-        response
-    }
 }
 
 /// Checks 3 to 6 of the module comment for a path that takes no list
@@ -422,24 +404,41 @@ fn prepare(
     methods: &[Method],
     query: &Query,
 ) -> Result<Option<Response>, ApiError> {
+    if let Some(answered) = check_method_and_query(req, methods, query)? {
+        return Ok(Some(answered));
+    }
+    req.check_accept()?;
+    Ok(None)
+}
+
+/// Checks 3 to 5 of the module comment for a path that takes no list
+/// query; `Some` when they answer the request already (`OPTIONS`).
+fn check_method_and_query(
+    req: &Request<'_>,
+    methods: &[Method],
+    query: &Query,
+) -> Result<Option<Response>, ApiError> {
     if let Some(answered) = check_method(req, methods) {
         return answered.map(Some);
     }
-    // A path that takes no query takes no parameter but `_delay`.
+    // A path that takes no query takes no parameter but `_delay` and the
+    // cache-buster `_`.
     delay(query)?;
     let pairs = query.as_ref().map_err(Clone::clone)?;
-    if let Some((name, _)) = pairs.iter().find(|(name, _)| name != "_delay") {
+    let other = pairs
+        .iter()
+        .find(|(name, _)| name != "_delay" && name != "_");
+    if let Some((name, _)) = other {
         return Err(ApiError::BadRequest {
             detail: format!(
                 "unknown query parameter '{name}': this path takes no query parameters"
             ),
-            hint: Some("remove the query string"),
+            hint: Some("remove the query string".into()),
         });
     }
     if req.method == Method::Options {
         return Ok(Some(options(methods)));
     }
-    req.check_accept()?;
     Ok(None)
 }
 
@@ -454,6 +453,7 @@ fn check_method(req: &Request<'_>, methods: &[Method]) -> Option<Result<Response
         Err(ApiError::MethodNotAllowed {
             method: req.method_name.to_string(),
             allow: allow(methods),
+            hint: None,
         })
     })
 }
@@ -551,9 +551,7 @@ fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiEr
 
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
-    ApiError::NotFound {
-        detail: format!("no {} with id {id}", T::KIND),
-    }
+    ApiError::not_found(format!("no {} with id {id}", T::KIND))
 }
 
 #[cfg(test)]

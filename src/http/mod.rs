@@ -7,7 +7,8 @@
 //!   `Content-Length` (before a byte is read), the media type
 //!   (`Content-Type`), the size cap again while reading, and the syntax of
 //!   the format, JSON or form (RFC 9110 section 8.3).
-//! - Content negotiation: whether `Accept` admits JSON (section 12.5.1).
+//! - Content negotiation (`accept.rs`): whether `Accept` admits JSON,
+//!   names it, or prefers HTML (section 12.5.1).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document.
 //!
@@ -24,6 +25,9 @@ use serde::de::IgnoredAny;
 
 use crate::error::{ApiError, FieldError};
 use crate::model::{Fields, Input, Members};
+
+mod accept;
+pub use accept::{accepts_json, names_json, prefers_html};
 
 /// The methods this server tells apart; everything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,7 +141,8 @@ impl<'a> Request<'a> {
 
     /// Reads and decodes the body into fields: see the module comment.
     /// `merge_patch` also admits `application/merge-patch+json` (PATCH).
-    pub fn fields(&mut self, merge_patch: bool) -> Result<Fields, ApiError> {
+    /// `example`, a valid body, is the hint for an empty one.
+    pub fn fields(&mut self, merge_patch: bool, example: &str) -> Result<Fields, ApiError> {
         let limit = self.max_body_bytes;
         if self.content_length.is_some_and(|n| n > limit as u64) {
             return Err(ApiError::ContentTooLarge { limit });
@@ -151,7 +156,9 @@ impl<'a> Request<'a> {
         if body.is_empty() {
             return Err(ApiError::BadRequest {
                 detail: "the request body is empty".into(),
-                hint: Some("send a JSON object, e.g. {\"title\": \"Buy milk\"}"),
+                hint: Some(format!(
+                    "send a JSON object with Content-Type: application/json, e.g. {example}"
+                )),
             });
         }
         match format {
@@ -186,31 +193,6 @@ fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec
             "cannot read the request body: {err}"
         ))),
     }
-}
-
-/// Whether an `Accept` value (RFC 9110 section 12.5.1) admits a JSON
-/// response: it names `*/*`, `application/*`, `application/json` or
-/// `application/problem+json` with a q-value above 0. Blank counts as absent.
-pub fn accepts_json(accept: &str) -> bool {
-    if accept.trim().is_empty() {
-        return true;
-    }
-    accept.split(',').any(|range| {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-        let served = matches!(
-            media.as_str(),
-            "*/*" | "application/*" | "application/json" | "application/problem+json"
-        );
-        // The q parameter: 1 when absent, 0 when malformed (section 12.4.2).
-        let q = parts
-            .filter_map(|param| param.split_once('='))
-            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
-            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok())
-            .filter(|q| (0.0..=1.0).contains(q))
-            .unwrap_or(0.0);
-        served && q > 0.0
-    })
 }
 
 /// The body formats we decode.
@@ -290,11 +272,29 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
     let reason = message
         .rfind(" at line ")
         .map_or(&*message, |at| &message[..at]);
-    Err(ApiError::bad_request(format!(
+    let detail = format!(
         "the body is not valid JSON: {reason} at line {}, column {}",
         err.line(),
         err.column()
-    )))
+    );
+    // The reverse of the mistake `decode_form` catches: `curl -H
+    // 'Content-Type: application/json' -d 'title=x&userId=1'`.
+    let hint = looks_like_form(text).then(|| {
+        "the body looks like a form (name=value&...): send it with Content-Type: \
+         application/x-www-form-urlencoded, or send JSON such as {\"title\": \"x\", \"userId\": 1}"
+            .to_string()
+    });
+    Err(ApiError::BadRequest { detail, hint })
+}
+
+/// Whether a body is `name=value` pairs joined by `&`, names being letters,
+/// digits and `_-.[]%`: a form body, not JSON.
+fn looks_like_form(text: &str) -> bool {
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"_-.[]%".contains(&b);
+    text.trim_end().split('&').all(|pair| {
+        pair.split_once('=')
+            .is_some_and(|(name, _)| !name.is_empty() && name.bytes().all(name_byte))
+    })
 }
 
 fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
@@ -315,9 +315,7 @@ pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
         return Err(ApiError::BadRequest {
             detail: "the body looks like JSON but is labelled application/x-www-form-urlencoded"
                 .into(),
-            hint: Some(
-                "send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')",
-            ),
+            hint: Some("send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')".into()),
         });
     }
     let mut fields = Vec::new();
@@ -352,7 +350,7 @@ pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let bad = |name: &str, why: &str| ApiError::BadRequest {
             detail: format!("bad query parameter '{name}': {why}"),
-            hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'"),
+            hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'".into()),
         };
         // A name that does not decode is shown as sent.
         let name = percent_decode(name).map_err(|why| bad(name, why))?;
@@ -522,7 +520,7 @@ struct Problem<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     errors: Option<&'a [FieldError]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<&'static str>,
+    hint: Option<&'a str>,
 }
 
 /// Every error becomes a problem document here, and nowhere else.

@@ -108,6 +108,26 @@ fn form_decoding() {
 }
 
 #[test]
+fn a_form_labelled_json_gets_a_hint_and_broken_json_does_not() {
+    let form = "application/x-www-form-urlencoded";
+    for body in [&b"title=x&userId=1"[..], b"title=Buy+milk%21", b"a[b]=1\n"] {
+        let err = decode_json(body).unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(err.hint().unwrap_or("").contains(form), "{body:?}");
+    }
+    for body in [
+        &b"{\"title\": \"x\""[..],
+        b"title",
+        b"=x",
+        b"a b=1",
+        b"{\"a\":1}&b=2",
+    ] {
+        let err = decode_json(body).unwrap_err();
+        assert_eq!(err.hint(), None, "{body:?}");
+    }
+}
+
+#[test]
 fn query_decoding() {
     let pairs = query_pairs("a=1&&b=x+y%21&c&=&%C3%A9=%e2%82%AC").unwrap();
     let pairs: Vec<(&str, &str)> = pairs
@@ -152,20 +172,26 @@ fn body_cap_from_length_and_while_reading() {
     let mut body: &[u8] = b"{\"a\":1}";
     let mut req = request("/", &mut body);
     req.content_length = Some(9);
-    assert_eq!(req.fields(false).unwrap_err().status(), 413);
+    assert_eq!(req.fields(false, "{}").unwrap_err().status(), 413);
 
     let mut long: &[u8] = b"{\"a\":12345}";
     assert_eq!(
-        request("/", &mut long).fields(false).unwrap_err().status(),
+        request("/", &mut long)
+            .fields(false, "{}")
+            .unwrap_err()
+            .status(),
         413
     );
 
     let mut fits: &[u8] = b"{\"a\":1}";
-    assert!(request("/", &mut fits).fields(false).is_ok());
+    assert!(request("/", &mut fits).fields(false, "{}").is_ok());
 
     let mut none: &[u8] = b"";
     assert_eq!(
-        request("/", &mut none).fields(false).unwrap_err().status(),
+        request("/", &mut none)
+            .fields(false, "{}")
+            .unwrap_err()
+            .status(),
         400
     );
 }
@@ -212,6 +238,7 @@ fn problem_has_rfc_9457_members_and_allow() {
     let response = Response::from(ApiError::MethodNotAllowed {
         method: "PUT".into(),
         allow: "GET, HEAD",
+        hint: None,
     });
     assert_eq!(response.status, 405);
     assert_eq!(response.header("allow"), Some("GET, HEAD"));

@@ -15,6 +15,7 @@
 //! of memory against 14.4 MB with `String` (`scripts/loadmem.py`).
 
 pub mod query;
+pub mod spelling;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::{Serialize, Serializer};
@@ -121,6 +122,8 @@ pub trait Resource: Serialize + Clone + Send + Sync + Queryable + 'static {
     const KIND: &'static str;
     /// The collection's name: "todos" (its path is `/api/todos`).
     const COLLECTION: &'static str;
+    /// A valid create body, for hints.
+    const EXAMPLE: &'static str;
     /// A checked create body.
     type New;
     /// A checked update body: the fields to change.
@@ -181,7 +184,8 @@ pub struct Validator {
 impl Validator {
     /// Records duplicate and unknown names up front. `id` gets its own
     /// message when it is not among `known`, since it is the one field a
-    /// client may reasonably think it can send on create.
+    /// client may reasonably think it can send on create. An unknown name
+    /// close to a known one (`userid`, `titel`) gets a "did you mean".
     pub fn new(kind: &'static str, fields: Fields, known: &[&str]) -> Validator {
         let mut errors = Vec::new();
         let mut repeated: Vec<String> = Vec::new();
@@ -192,10 +196,13 @@ impl Validator {
                     repeated.push(name.clone());
                 }
             } else if !known.contains(&name.as_str()) {
+                let fields = known.join(", ");
                 let message = if name == "id" {
                     "is assigned by the server; leave it out".to_string()
+                } else if let Some(meant) = spelling::closest(name, known) {
+                    format!("is not a field of a {kind}; did you mean {meant}? (fields: {fields})")
                 } else {
-                    format!("is not a field of a {kind} (fields: {})", known.join(", "))
+                    format!("is not a field of a {kind} (fields: {fields})")
                 };
                 errors.push(FieldError::new(name, message));
             }
@@ -401,6 +408,7 @@ impl Queryable for Widget {
 impl Resource for Widget {
     const KIND: &'static str = "widget";
     const COLLECTION: &'static str = "widgets";
+    const EXAMPLE: &'static str = r#"{"price": "$10", "quality": "good"}"#;
     type New = (String, String);
     type Patch = WidgetPatch;
 
@@ -488,6 +496,7 @@ impl Queryable for Todo {
 impl Resource for Todo {
     const KIND: &'static str = "todo";
     const COLLECTION: &'static str = "todos";
+    const EXAMPLE: &'static str = r#"{"userId": 1, "title": "Buy milk"}"#;
     type New = (u64, String, bool);
     type Patch = TodoPatch;
 

@@ -10,7 +10,7 @@
 //! | `field_gte=v`, `field_lte=v` | at least, at most (numbers; text by code point) |
 //! | `field_like=v` | text containing `v`, ignoring case |
 //! | `q=v` | any text field containing `v`, ignoring case |
-//! | `_sort=f1,f2` `_order=asc,desc` | order; ties by `id` ascending |
+//! | `_sort=f1,f2` `_order=asc,desc` | order, `asc` or `desc` in any case; ties by `id` ascending |
 //! | `_page=n` `_limit=m` | page `n` (from 1) of `m` (default 10) |
 //! | `_start=i` `_end=j` or `_limit=m` | items `i` (from 0) up to `j` (excluded) or `m` of them |
 //!
@@ -18,12 +18,14 @@
 //! (`01` is an error), booleans `true` or `false`, text as it is. Distinct
 //! parameters must all hold (AND). Names and values arrive percent-decoded
 //! (`http::query_pairs`, which refuses malformed escapes). `_delay` is the
-//! application's, and ignored here.
+//! application's, and ignored here; so is `_`, jQuery's cache-buster
+//! (`?_=1700000000`), on every path. An unknown name close to a valid one
+//! gets a "did you mean" (`spelling.rs`).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::{FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal};
+use super::{FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal, spelling};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,7 +213,7 @@ fn contains_folded(text: &str, needle: &str) -> bool {
 }
 
 const RESERVED: &[&str] = &[
-    "q", "_sort", "_order", "_page", "_limit", "_start", "_end", "_delay",
+    "q", "_sort", "_order", "_page", "_limit", "_start", "_end", "_delay", "_",
 ];
 const OPERATORS: &[(&str, Op)] = &[
     ("_ne", Op::Ne),
@@ -239,12 +241,14 @@ pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiE
             continue;
         }
         if let Some(&reserved) = RESERVED.iter().find(|r| **r == name) {
-            if !matches!(reserved, "_page" | "_limit" | "_delay") {
+            if !matches!(reserved, "_page" | "_limit" | "_delay" | "_") {
                 parsed.kept.push((name.clone(), value.clone()));
             }
             match reserved {
                 // The application's (see the module comment).
                 "_delay" => {}
+                // A cache-buster means nothing, so it may also repeat.
+                "_" => {}
                 "q" => match &mut parsed.search {
                     Some(_) => return Err(repeated("q")),
                     None => parsed.search = Some(value.to_lowercase()),
@@ -381,14 +385,20 @@ fn parse_sort<T: Queryable>(
         .enumerate()
         .map(|(i, name)| {
             let field = field_index::<T>(name).ok_or_else(|| {
-                bad(
-                    "_sort",
-                    format!("'{name}' is not a field; fields: {}", field_names::<T>()),
-                )
+                let fields: Vec<&str> = T::FIELDS.iter().map(|(field, _)| *field).collect();
+                let meant = spelling::closest(name, &fields);
+                ApiError::BadRequest {
+                    detail: format!(
+                        "bad query parameter '_sort': '{name}' is not a field; fields: {}",
+                        field_names::<T>()
+                    ),
+                    hint: meant.map(|meant| format!("did you mean _sort={meant}?")),
+                }
             })?;
+            // json-server lower-cases the order, and react-admin sends ASC.
             let descending = match orders.get(i).copied().unwrap_or("asc") {
-                "asc" => false,
-                "desc" => true,
+                order if order.eq_ignore_ascii_case("asc") => false,
+                order if order.eq_ignore_ascii_case("desc") => true,
                 other => {
                     return Err(bad(
                         "_order",
@@ -449,18 +459,39 @@ fn field_names<T: Queryable>() -> String {
 /// What a list query may contain, for error messages.
 fn valid_parameters<T: Queryable>() -> String {
     format!(
-        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, _delay",
+        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, _delay, _",
         fields = field_names::<T>()
     )
 }
 
+/// Every parameter name a list query of `T` takes: the reserved ones, and
+/// each field alone and with each operator.
+fn parameter_names<T: Queryable>() -> Vec<String> {
+    let mut names: Vec<String> = RESERVED.iter().map(|name| name.to_string()).collect();
+    for (field, _) in T::FIELDS {
+        names.push(field.to_string());
+        for (suffix, _) in OPERATORS {
+            names.push(format!("{field}{suffix}"));
+        }
+    }
+    names
+}
+
+/// The 400 for a parameter no list query takes, with a "did you mean"
+/// when a valid name is close (`_sortt`, `userid`).
 fn unknown<T: Queryable>(name: &str) -> ApiError {
+    let names = parameter_names::<T>();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let hint = match spelling::closest(name, &names) {
+        Some(meant) => format!("did you mean {meant}?"),
+        None => "check the parameter's spelling against the list".into(),
+    };
     ApiError::BadRequest {
         detail: format!(
             "unknown query parameter '{name}'; {}",
             valid_parameters::<T>()
         ),
-        hint: Some("check the parameter's spelling against the list"),
+        hint: Some(hint),
     }
 }
 

@@ -476,29 +476,30 @@ impl Store {
         Ok(())
     }
 
-    /// Removes the item if `check` allows; `false` when there was none.
-    /// Returns once the delete is durable (with `--data`).
+    /// Removes the item if `check` allows, and returns it; `None` when
+    /// there was none. Returns once the delete is durable (with `--data`).
     pub fn delete<T: Stored>(
         &self,
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
-    ) -> Result<bool, ApiError> {
-        let appended = {
+    ) -> Result<Option<T>, ApiError> {
+        let (deleted, appended) = {
             let mut collection = lock(T::slot(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
-                return Ok(false);
+                return Ok(None);
             };
             check(item)?;
+            let deleted = item.clone();
             let appended = self.journal(|s| s.delete::<T>(id))?;
             if let Some(before) = collection.items.remove(id) {
                 collection.remember(appended, Undo::Restore(before));
             }
             collection.changed(Some(id));
-            appended
+            (deleted, appended)
         };
         self.commit(appended)?;
-        Ok(true)
+        Ok(Some(deleted))
     }
 }
 

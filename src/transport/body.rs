@@ -101,7 +101,9 @@ impl Framing {
         if self.upgrade && self.chunked {
             return Some(ApiError::BadRequest {
                 detail: "a chunked body with Connection: upgrade is not supported".into(),
-                hint: Some("send the body with a Content-Length, or without the upgrade offer"),
+                hint: Some(
+                    "send the body with a Content-Length, or without the upgrade offer".into(),
+                ),
             });
         }
         match request.header("Content-Length") {

@@ -140,7 +140,7 @@ fn handler() -> Arc<dyn Handler> {
             std::thread::sleep(Duration::from_millis(50));
             Response::empty(204)
         }
-        _ if req.method_name == "POST" => match req.fields(false) {
+        _ if req.method_name == "POST" => match req.fields(false, "{}") {
             Ok(_) => Response::empty(201),
             Err(err) => Response::from(err),
         },

@@ -111,6 +111,7 @@ fn openapi_document_is_served() {
     let document: Value = response.json();
     assert_eq!(document["openapi"], "3.1.0");
     for path in [
+        "/",
         "/api",
         "/api/widgets",
         "/api/widgets/{id}",

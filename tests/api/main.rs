@@ -9,6 +9,7 @@ mod capacity;
 mod cli;
 mod ecosystem;
 mod errors;
+mod habits;
 mod hardening;
 mod lifecycle;
 mod queries;

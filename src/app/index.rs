@@ -1,0 +1,81 @@
+//! The root, `/`, and the paths no route serves.
+//!
+//! `GET /` is the URL the server prints when it starts, so it answers with
+//! what is served: JSON by default (curl, scripts), and for a client that
+//! prefers HTML (a browser) a small page of links, `index.html`. The
+//! representation depends on `Accept`, so the response says `Vary: Accept`
+//! (RFC 9110 section 12.5.5). Like `/healthz`, `/` is outside `/api` and
+//! needs no token.
+//!
+//! A path that no route serves is 404. When it names a collection outside
+//! `/api` (`/todos`, `/widgets/7`: json-server serves its collections at
+//! the root), the 404's hint gives the path meant.
+
+use super::{App, INDEX, check_method_and_query};
+use crate::error::ApiError;
+use crate::http::{Body, Request, Response, prefers_html};
+
+/// The page `GET /` sends to a browser.
+const PAGE: &[u8] = include_bytes!("index.html");
+
+/// What `GET /` sends as JSON: where everything is.
+#[derive(serde::Serialize)]
+struct Home {
+    api: &'static str,
+    widgets: &'static str,
+    todos: &'static str,
+    openapi: &'static str,
+    health: &'static str,
+}
+
+const HOME: Home = Home {
+    api: "/api",
+    widgets: "/api/widgets",
+    todos: "/api/todos",
+    openapi: "/api/openapi.json",
+    health: "/healthz",
+};
+
+impl App {
+    /// `/`: the index of what is served, as JSON or as an HTML page.
+    pub(super) fn home(
+        &self,
+        req: &Request<'_>,
+        query: &super::Query,
+    ) -> Result<Response, ApiError> {
+        if let Some(answered) = check_method_and_query(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        let response = if prefers_html(req.header("Accept")) {
+            let page = Body::Owned(PAGE.to_vec());
+            Response::bytes(200, "text/html; charset=utf-8", page)
+        } else {
+            req.check_accept()?;
+            Response::json(200, &HOME)
+        };
+        Ok(response.with_header("Vary", "Accept"))
+    }
+}
+
+/// The 404 for a path no route serves; see the module comment. `target`
+/// is the request target (path and query), `segments` its path's.
+pub(super) fn no_route(target: &str, segments: &[&str]) -> ApiError {
+    let path = target.split_once('?').map_or(target, |(path, _)| path);
+    let detail = format!("no resource at {path}");
+    let collection = match segments {
+        [name] | [name, _] => ["widgets", "todos"].contains(name),
+        _ => false,
+    };
+    if !collection {
+        return ApiError::not_found(detail);
+    }
+    let query = target.split_once('?').map_or("", |(_, query)| query);
+    let mut meant = format!("/api/{}", segments.join("/"));
+    if !query.is_empty() {
+        meant = format!("{meant}?{query}");
+    }
+    ApiError::NotFound {
+        detail,
+        hint: Some(format!("the collections are under /api: try {meant}")),
+    }
+}
