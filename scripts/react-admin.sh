@@ -57,8 +57,10 @@ status=0
 API_URL="$SERVER_URL/api" timeout 90 node "$dir/test.mjs" </dev/null || status=$?
 if [ "$status" -ne 0 ]; then
     [ "$status" -ne 124 ] || echo "FAIL: test.mjs did not finish within 90 s"
-    echo "the server's log:"
-    tail -n 20 "$tmp/err"
+    if [ -s "$tmp/err" ]; then
+        echo "the server's log:"
+        tail -n 20 "$tmp/err"
+    fi
     exit 1
 fi
 

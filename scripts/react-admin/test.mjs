@@ -132,7 +132,7 @@ await operation('getList: sort title ASC', async () => {
     return `total ${total}`;
 });
 
-await operation('getList: sort id DESC, page 2 of 2 a page', async () => {
+await operation('getList: sort id DESC, page 2 (2 a page)', async () => {
     const { data, total } = await call('getList', 'todos', {
         pagination: page(2, 2),
         sort: { field: 'id', order: 'DESC' },
@@ -165,7 +165,7 @@ await operation('getList: q=buy (any text field, any case), sort title ASC', asy
     return `total ${total}`;
 });
 
-await operation('getList: filter userId=1 and q=a, sort title DESC, 2 a page', async () => {
+await operation('getList: filter userId=1 and q=a, sort title DESC (2 a page)', async () => {
     const { data, total } = await call('getList', 'todos', {
         pagination: page(1, 2),
         sort: { field: 'title', order: 'DESC' },
@@ -181,6 +181,18 @@ await operation('getOne', async () => {
     const { data } = await call('getOne', 'todos', { id: id[2] });
     same(data, todos[2], 'record');
     return `id ${data.id}`;
+});
+
+await operation('getOne: an id never created rejects with HttpError 404', async () => {
+    const missing = id[id.length - 1] + 1000;
+    const outcome = await call('getOne', 'todos', { id: missing }).then(
+        ({ data }) => `resolved with ${json(data)}`,
+        e => e
+    );
+    check(outcome && outcome.name === 'HttpError', `expected an HttpError, got ${outcome}`);
+    same(outcome.status, 404, 'status');
+    same(outcome.body && outcome.body.status, 404, "the body's status");
+    return `${outcome.status}, message ${json(outcome.message)}`;
 });
 
 await operation('getMany: 3 ids, one repeated', async () => {
