@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the same
-#   behind nginx with the attacks it must stop, the abuse suite, the kill -9
+#   behind nginx with the attacks it must stop, react-admin's json-server
+#   data provider run unchanged with Node, the abuse suite, the kill -9
 #   crash test of --data, a full disk under --data (as root), and the
 #   benchmark in its quick mode.
 set -euo pipefail
@@ -33,6 +34,11 @@ smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 echo "== nginx in front of the release binary: attacks it stops, the smoke test through it"
 scripts/proxy.sh | tee "$tmp/proxy"
 proxy_passed=$(sed -n 's/^proxy: \([0-9]*\) passed.*/\1/p' "$tmp/proxy")
+
+echo "== react-admin's json-server data provider (Node) against the release binary"
+scripts/react-admin.sh | tee "$tmp/react-admin"
+# Nothing to count when it skipped for want of Node and npm: it says so.
+react_admin_passed=$(sed -n 's/^react-admin: \([0-9]*\) passed.*/\1/p' "$tmp/react-admin")
 
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
@@ -71,4 +77,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + proxy_passed + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
