@@ -1,4 +1,5 @@
-//! The root, `/`, and the paths no route serves.
+//! What is served, and where: the root `/`, the index `/api`, the health
+//! check `/healthz`, the OpenAPI document; and the paths no route serves.
 //!
 //! `GET /` is the URL the server prints when it starts, so it answers with
 //! what is served: JSON by default (curl, scripts), and for a client that
@@ -11,9 +12,12 @@
 //! `/api` (`/todos`, `/widgets/7`: json-server serves its collections at
 //! the root), the 404's hint gives the path meant.
 
-use super::{App, INDEX, check_method_and_query};
+use std::sync::OnceLock;
+
+use super::{App, INDEX, OPENAPI, Query, check_method_and_query, not_modified, prepare};
 use crate::error::ApiError;
-use crate::http::{Body, Request, Response, prefers_html};
+use crate::http::{Body, JSON, Request, Response, prefers_html};
+use crate::store::entity_tag;
 
 /// The page `GET /` sends to a browser.
 const PAGE: &[u8] = include_bytes!("index.html");
@@ -37,12 +41,54 @@ const HOME: Home = Home {
 };
 
 impl App {
+    /// `/api`: where the collections are.
+    pub(super) fn index(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        #[derive(serde::Serialize)]
+        struct Index {
+            widgets: &'static str,
+            todos: &'static str,
+        }
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        let (widgets, todos) = ("/api/widgets", "/api/todos");
+        Ok(Response::json(200, &Index { widgets, todos }))
+    }
+
+    /// `/healthz`, outside `/api`: 200 while the server can serve (with
+    /// `--data`, while its journal can be written; while its connections are
+    /// not stuck: see `transport/capacity.rs`), else 503.
+    pub(super) fn health(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        #[derive(serde::Serialize)]
+        struct Healthy {
+            status: &'static str,
+        }
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        self.store.writable()?;
+        if let Some(detail) = self.health.trouble() {
+            return Err(ApiError::Unavailable { detail });
+        }
+        Ok(Response::json(200, &Healthy { status: "ok" }))
+    }
+
+    /// `/api/openapi.json`: `openapi.json`, embedded at build time.
+    pub(super) fn openapi(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+        static TAG: OnceLock<String> = OnceLock::new();
+        if let Some(answered) = prepare(req, INDEX, query)? {
+            return Ok(answered);
+        }
+        let tag = TAG.get_or_init(|| entity_tag(OPENAPI));
+        if let Some(unchanged) = not_modified(req, tag) {
+            return Ok(unchanged);
+        }
+        let body = Body::Owned(OPENAPI.to_vec());
+        Ok(Response::bytes(200, JSON, body).with_header("ETag", tag.clone()))
+    }
+
     /// `/`: the index of what is served, as JSON or as an HTML page.
-    pub(super) fn home(
-        &self,
-        req: &Request<'_>,
-        query: &super::Query,
-    ) -> Result<Response, ApiError> {
+    pub(super) fn home(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
         if let Some(answered) = check_method_and_query(req, INDEX, query)? {
             return Ok(answered);
         }

@@ -30,9 +30,12 @@
 //! react-admin's data provider read.
 //!
 //! Every response, errors included, then gets its CORS header fields
-//! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
+//! ([`App::cors`]), and an `/api` response the delay of `_delay` or
+//! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
+//! document) are answered in `index.rs`.
 
-use std::sync::{Arc, OnceLock};
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
@@ -41,10 +44,9 @@ use crate::health::Health;
 use crate::http::{Body, JSON, Method, Request, Response, names_json};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
-use crate::store::{Listed, Rendered, Store, Stored, entity_tag, render};
+use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
-mod cors;
 mod index;
 
 /// The OpenAPI 3.1 document describing this API.
@@ -156,52 +158,6 @@ impl App {
             ["api", "todos", id] => self.item::<Todo>(req, id, query),
             _ => Err(index::no_route(req.target, segments)),
         }
-    }
-
-    /// `/api`: where the collections are.
-    fn index(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        #[derive(serde::Serialize)]
-        struct Index {
-            widgets: &'static str,
-            todos: &'static str,
-        }
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
-        }
-        let (widgets, todos) = ("/api/widgets", "/api/todos");
-        Ok(Response::json(200, &Index { widgets, todos }))
-    }
-
-    /// `/healthz`, outside `/api`: 200 while the server can serve (with
-    /// `--data`, while its journal can be written; while its connections are
-    /// not stuck: see `transport/capacity.rs`), else 503.
-    fn health(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        #[derive(serde::Serialize)]
-        struct Healthy {
-            status: &'static str,
-        }
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
-        }
-        self.store.writable()?;
-        if let Some(detail) = self.health.trouble() {
-            return Err(ApiError::Unavailable { detail });
-        }
-        Ok(Response::json(200, &Healthy { status: "ok" }))
-    }
-
-    /// `/api/openapi.json`: `openapi.json`, embedded at build time.
-    fn openapi(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        static TAG: OnceLock<String> = OnceLock::new();
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
-        }
-        let tag = TAG.get_or_init(|| entity_tag(OPENAPI));
-        if let Some(unchanged) = not_modified(req, tag) {
-            return Ok(unchanged);
-        }
-        let body = Body::Owned(OPENAPI.to_vec());
-        Ok(Response::bytes(200, JSON, body).with_header("ETag", tag.clone()))
     }
 
     /// `/api/widgets`, `/api/todos`: the list, a create, and with
@@ -552,6 +508,51 @@ fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiEr
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
     ApiError::not_found(format!("no {} with id {id}", T::KIND))
+}
+
+impl App {
+    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
+    /// `response`, so a page served from another origin can call the API:
+    /// any origin by default (`*`), only the `--cors-origin` origins (each
+    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
+    /// preflight, the 204 to an `OPTIONS` with
+    /// `Access-Control-Request-Method`, gets the path's methods and the
+    /// request headers asked for; any other response exposes the header
+    /// fields a client script needs.
+    pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
+        let allow_origin: Cow<'static, str> = match &self.options.cors {
+            Cors::Off => return response,
+            Cors::Any => "*".into(),
+            Cors::Origins(origins) => {
+                response.headers.push(("Vary", "Origin".into()));
+                match req.header("Origin") {
+                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
+                        origin.to_string().into()
+                    }
+                    _ => return response,
+                }
+            }
+        };
+        let preflight = req.is_preflight() && response.status == 204;
+        let methods = response
+            .header("Allow")
+            .filter(|_| preflight)
+            .map(str::to_string);
+        let headers = &mut response.headers;
+        headers.push(("Access-Control-Allow-Origin", allow_origin));
+        match methods {
+            Some(methods) => {
+                headers.push(("Access-Control-Allow-Methods", methods.into()));
+                let asked = req.header("Access-Control-Request-Headers");
+                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
+                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
+                }
+                headers.push(("Access-Control-Max-Age", "600".into()));
+            }
+            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
+        }
+        response
+    }
 }
 
 #[cfg(test)]

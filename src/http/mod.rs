@@ -7,10 +7,11 @@
 //!   `Content-Length` (before a byte is read), the media type
 //!   (`Content-Type`), the size cap again while reading, and the syntax of
 //!   the format, JSON or form (RFC 9110 section 8.3).
-//! - Content negotiation (`accept.rs`): whether `Accept` admits JSON,
-//!   names it, or prefers HTML (section 12.5.1).
+//! - Content negotiation: whether `Accept` admits JSON, names it, or
+//!   prefers HTML (section 12.5.1).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
-//!   bytes (RFC 9112), and every error as an RFC 9457 problem document.
+//!   bytes (RFC 9112), and every error as an RFC 9457 problem document
+//!   (`problem.rs`). Form bodies are decoded in `form.rs`.
 //!
 //! Nothing here knows about sockets or the HTTP library, so all of it can
 //! be tested with byte strings (`tests.rs`).
@@ -24,10 +25,89 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::error::{ApiError, FieldError};
-use crate::model::{Fields, Input, Members};
+use crate::model::{Fields, Members};
 
-mod accept;
-pub use accept::{accepts_json, names_json, prefers_html};
+mod form;
+mod problem;
+pub use form::decode_form;
+
+/// Whether an `Accept` value admits a JSON response: it names `*/*`,
+/// `application/*`, `application/json` or `application/problem+json` with
+/// a q-value above 0. Blank counts as absent.
+pub fn accepts_json(accept: &str) -> bool {
+    if accept.trim().is_empty() {
+        return true;
+    }
+    ranges(accept).any(|(media, q)| {
+        let served = matches!(
+            media.as_str(),
+            "*/*" | "application/*" | "application/json" | "application/problem+json"
+        );
+        served && q > 0.0
+    })
+}
+
+/// Whether `Accept` names `application/json` itself with a q-value above
+/// 0, as a JSON client's library does (react-admin's `fetchJson` sends
+/// `Accept: application/json`); `*/*` or `application/*` alone is not
+/// asking for JSON by name.
+pub fn names_json(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    ranges(accept).any(|(media, q)| media == "application/json" && q > 0.0)
+}
+
+/// Whether `Accept` prefers HTML to JSON: `text/html` gets a higher
+/// q-value than `application/json`, each weighed by the most specific
+/// range that matches it (section 12.5.1: `text/html` before `text/*`
+/// before `*/*`). A browser's `text/html,...,*/*;q=0.8` does; curl's
+/// `*/*`, no `Accept`, or a tie does not.
+pub fn prefers_html(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    quality(accept, "text", "html") > quality(accept, "application", "json")
+}
+
+/// The q-value `accept` gives to the media type `kind/subtype`: that of
+/// the most specific range matching it, or 0 when none does.
+fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
+    let exact = format!("{kind}/{subtype}");
+    let any_subtype = format!("{kind}/*");
+    let mut best: Option<(u8, f32)> = None;
+    for (media, q) in ranges(accept) {
+        let specificity = if media == exact {
+            3
+        } else if media == any_subtype {
+            2
+        } else if media == "*/*" {
+            1
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(most, _)| specificity > most) {
+            best = Some((specificity, q));
+        }
+    }
+    best.map_or(0.0, |(_, q)| q)
+}
+
+/// The media ranges of an `Accept` value, lowercased, each with its
+/// q-value: 1 when absent, 0 when malformed.
+fn ranges(accept: &str) -> impl Iterator<Item = (String, f32)> + '_ {
+    accept.split(',').map(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|param| param.split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok())
+            .filter(|q| (0.0..=1.0).contains(q))
+            .unwrap_or(0.0);
+        (media, q)
+    })
+}
 
 /// The methods this server tells apart; everything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,7 +359,7 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
     );
     // The reverse of the mistake `decode_form` catches: `curl -H
     // 'Content-Type: application/json' -d 'title=x&userId=1'`.
-    let hint = looks_like_form(text).then(|| {
+    let hint = form::looks_like_form(text).then(|| {
         "the body looks like a form (name=value&...): send it with Content-Type: \
          application/x-www-form-urlencoded, or send JSON such as {\"title\": \"x\", \"userId\": 1}"
             .to_string()
@@ -287,53 +367,11 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
     Err(ApiError::BadRequest { detail, hint })
 }
 
-/// Whether a body is `name=value` pairs joined by `&`, names being letters,
-/// digits and `_-.[]%`: a form body, not JSON.
-fn looks_like_form(text: &str) -> bool {
-    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"_-.[]%".contains(&b);
-    text.trim_end().split('&').all(|pair| {
-        pair.split_once('=')
-            .is_some_and(|(name, _)| !name.is_empty() && name.bytes().all(name_byte))
-    })
-}
-
-fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
+pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
     ApiError::bad_request(format!(
         "the body is not valid UTF-8 (bad byte at offset {})",
         err.valid_up_to()
     ))
-}
-
-/// Decodes an `application/x-www-form-urlencoded` body (WHATWG URL
-/// standard, section 5). Stricter than the standard's lenient parser:
-/// every pair needs `=` and a name, every `%` two hex digits, and the
-/// decoded text must be UTF-8. A body that looks like JSON gets a hint:
-/// that is what `curl -d '{...}'` sends without `-H`.
-pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
-    let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
-    if text.trim_start().starts_with(['{', '[']) {
-        return Err(ApiError::BadRequest {
-            detail: "the body looks like JSON but is labelled application/x-www-form-urlencoded"
-                .into(),
-            hint: Some("send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')".into()),
-        });
-    }
-    let mut fields = Vec::new();
-    for (index, pair) in text.split('&').enumerate() {
-        let malformed = |why: &str| {
-            ApiError::bad_request(format!("malformed form body: pair {}{why}", index + 1))
-        };
-        let Some((name, value)) = pair.split_once('=') else {
-            return Err(malformed(&format!(" ('{pair}') has no '='")));
-        };
-        if name.is_empty() {
-            return Err(malformed(" has no name"));
-        }
-        let name = percent_decode(name).map_err(|why| malformed(&format!(": {why}")))?;
-        let value = percent_decode(value).map_err(|why| malformed(&format!(": {why}")))?;
-        fields.push((name, Input::Text(value)));
-    }
-    Ok(fields)
 }
 
 /// The parameters of a query, in order, decoded as
@@ -363,7 +401,7 @@ pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
 /// Decodes one name or value: `+` is a space and `%XX` the byte with hex
 /// value XX. Every `%` must start such an escape, and the bytes must be
 /// UTF-8.
-fn percent_decode(part: &str) -> Result<String, &'static str> {
+pub(crate) fn percent_decode(part: &str) -> Result<String, &'static str> {
     let bytes = part.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -509,50 +547,6 @@ impl Response {
     }
 }
 
-/// The problem+json member names of RFC 9457, plus our `errors` and `hint`.
-#[derive(serde::Serialize)]
-struct Problem<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    title: &'static str,
-    status: u16,
-    detail: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    errors: Option<&'a [FieldError]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<&'a str>,
-}
-
-/// Every error becomes a problem document here, and nowhere else.
-impl From<ApiError> for Response {
-    fn from(err: ApiError) -> Response {
-        let status = err.status();
-        let errors = match &err {
-            ApiError::Invalid { errors, .. } => Some(errors.as_slice()),
-            _ => None,
-        };
-        let problem = Problem {
-            kind: "about:blank",
-            title: reason_phrase(status),
-            status,
-            detail: err.to_string(),
-            errors,
-            hint: err.hint(),
-        };
-        // Serializing this struct of strings cannot fail; fall back to a
-        // fixed document rather than recurse into `Response::json`.
-        let bytes = serde_json::to_vec(&problem).unwrap_or_else(|_| {
-            br#"{"type":"about:blank","title":"Internal Server Error","status":500}"#.to_vec()
-        });
-        let response = Response::bytes(status, PROBLEM_JSON, Body::Owned(bytes));
-        match err {
-            ApiError::MethodNotAllowed { allow, .. } => response.with_header("Allow", allow),
-            ApiError::Unauthorized { .. } => response.with_header("WWW-Authenticate", "Bearer"),
-            _ => response,
-        }
-    }
-}
-
 /// The status code and reason phrase (RFC 9110 section 15) of each status
 /// we send, as the status line carries them (RFC 9112 section 4).
 pub fn status_text(status: u16) -> &'static str {
@@ -579,7 +573,7 @@ pub fn status_text(status: u16) -> &'static str {
 }
 
 /// The reason phrase alone: the `title` of a problem document.
-fn reason_phrase(status: u16) -> &'static str {
+pub(crate) fn reason_phrase(status: u16) -> &'static str {
     let text = status_text(status);
     text.split_once(' ').map_or(text, |(_, reason)| reason)
 }

@@ -2,6 +2,7 @@
 //! response, on byte strings.
 
 use super::*;
+use crate::model::Input;
 
 #[test]
 fn accept_rules() {
@@ -247,4 +248,31 @@ fn problem_has_rfc_9457_members_and_allow() {
     assert_eq!(body["title"], "Method Not Allowed");
     assert_eq!(body["status"], 405);
     assert!(body.get("errors").is_none());
+}
+
+#[test]
+fn a_browser_prefers_html_and_curl_does_not() {
+    let firefox = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    assert!(prefers_html(Some(firefox)));
+    assert!(prefers_html(Some("text/html")));
+    assert!(prefers_html(Some("text/*, application/json;q=0.5")));
+    for json in [
+        "*/*",
+        "application/json",
+        "text/html;q=0.5, application/json",
+    ] {
+        assert!(!prefers_html(Some(json)), "{json}");
+    }
+    assert!(!prefers_html(None));
+}
+
+#[test]
+fn json_named_explicitly() {
+    assert!(names_json(Some("application/json")));
+    assert!(names_json(Some("Application/JSON, text/plain")));
+    assert!(names_json(Some("text/html, application/json;q=0.1")));
+    for other in ["*/*", "application/*", "application/json;q=0", ""] {
+        assert!(!names_json(Some(other)), "{other}");
+    }
+    assert!(!names_json(None));
 }
