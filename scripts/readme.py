@@ -117,7 +117,7 @@ def block(lines, first_line, flags):
         line = lines[i]
         if not line.startswith("$ "):
             if line.strip():
-                raise SystemExit(f"README.md:{first_line + i}: output before any `$ ` command")
+                raise SystemExit(f"line {first_line + i}: output before any `$ ` command")
             i += 1
             continue
         start = first_line + i
@@ -253,6 +253,34 @@ def compare(expected, actual):
     return "; ".join(problems) or None
 
 
+def for_diff(lines):
+    """The lines with a JSON body laid out one array element a line, the
+    same way on both sides of a diff."""
+    start = 0
+    if lines and lines[0].startswith("HTTP/"):
+        start = next((i + 1 for i, line in enumerate(lines) if not line.strip()), len(lines))
+    try:
+        value = json.loads("\n".join(lines[start:]))
+    except ValueError:
+        return lines
+    compact = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, list) and value:
+        body = ["[" + compact(value[0])] + [" " + compact(v) for v in value[1:]]
+        body = [line + "," for line in body[:-1]] + [body[-1] + "]"]
+    else:
+        body = [compact(value)]
+    return lines[:start] + body
+
+
+def same_dates(expected, actual):
+    """The actual lines with the Date header shown as the README shows it,
+    so that a diff shows only what counts."""
+    shown = next((line for line in expected if line.lower().startswith("date:")), None)
+    if shown is None:
+        return actual
+    return [shown if line.lower().startswith("date:") else line for line in actual]
+
+
 def binary():
     path = os.environ.get("SERVER_BIN") or os.path.join(ROOT, "target", "release", "widgets-todos")
     if not os.path.exists(path):
@@ -278,14 +306,16 @@ def main():
                     actual, stderr = run(ex["command"], server, bindir)
                     problem = "the command " + stderr if actual is None else compare(ex["expected"], actual)
                     first = ex["command"].split("\n")[0]
-                    name = f"README.md:{ex['line']}: $ {first[:70]}"
+                    name = f"{os.path.basename(readme)}:{ex['line']}: $ {first[:70]}"
                     if problem is None:
                         passed += 1
                         print(f"ok {passed + failed} - {name}")
                         continue
                     failed += 1
                     print(f"FAIL {passed + failed} - {name}: {problem}")
-                    diff = difflib.unified_diff(ex["expected"], actual or [], "README", "server", lineterm="", n=99)
+                    diff = difflib.unified_diff(for_diff(ex["expected"]),
+                                                for_diff(same_dates(ex["expected"], actual or [])),
+                                                "README", "server", lineterm="", n=99)
                     for line in diff:
                         print("    " + line)
                     if stderr and stderr.strip():
