@@ -9,7 +9,7 @@
 #
 # Builds the release binaries, installs Debian's wrk if it is missing (and
 # with --peer json-server, from the npm registry, under target/peer), then
-# runs scripts/bench.py, which prints the Markdown table the README quotes.
+# runs scripts/bench.py, which prints the Markdown tables of scripts/PERFORMANCE.md.
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."

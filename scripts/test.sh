@@ -4,8 +4,8 @@
 #   binary started on a free port and walked by scripts/smoke.sh, the same
 #   behind nginx with the attacks it must stop, react-admin's json-server
 #   data provider run unchanged with Node, the abuse suite, the kill -9
-#   crash test of --data, a full disk under --data (as root), and the
-#   benchmark in its quick mode.
+#   crash test of --data, a full disk under --data (as root), every
+#   example of the README, and the benchmark in its quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -64,6 +64,10 @@ echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
 python3 scripts/diskfull.py | tee "$tmp/diskfull"
 grep -q '^diskfull: \(ok\|skipped\)' "$tmp/diskfull"
 
+echo "== the README's examples, in order, against the release binary"
+python3 scripts/readme.py | tee "$tmp/readme"
+readme_passed=$(sed -n 's/^readme: \([0-9]*\) passed.*/\1/p' "$tmp/readme")
+
 echo "== benchmark (quick: proves it runs, not the figures)"
 scripts/bench.sh --quick
 
@@ -77,4 +81,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed + readme_passed)) passed, 0 failed"

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Runs every example of README.md against the release binary and checks
+that the README shows what the server really sends.
+
+    python3 scripts/readme.py [README.md]
+
+Python 3, standard library only. Builds the release binary with
+`cargo build --release` when it is missing ($SERVER_BIN names another one).
+
+What runs. Every ```console block, in order. In a block, a line starting
+with `$ ` is a command (a line ending in `\\` continues it on the next
+line); the lines after it, up to the next command or the end of the block,
+are its output. Each command runs with bash, in a temporary directory, with
+`widgets-todos` on the PATH, and `localhost:8080` and `127.0.0.1:8080`
+rewritten to the server under test. Blocks fenced otherwise (```sh,
+```json, ...) never run: use them for what must not (installation, docker,
+starting a server, other machines).
+
+The servers. Unless marked, a block talks to the walk-through server,
+started once, before the first block, as the README tells a reader to
+start it: `widgets-todos --data db.json`, where db.json is a fresh copy of
+scripts/seed.json. Its state carries on from block to block, so the
+examples must work top to bottom, in order. A block that needs other flags
+is marked by an HTML comment on the line before its fence (blank lines
+between are allowed):
+
+    <!-- readme-test: server --allow-reset --data db.json -->
+
+That block gets a server of its own, started with exactly those flags (none
+at all: an empty store on the defaults) in a fresh directory holding a
+fresh copy of the seed as db.json, and stopped after it; the next block is
+back on the walk-through server. Every server runs on 127.0.0.1 with
+`--port 0` added.
+
+What is compared. The output after a `$ ` line is compared with what the
+command printed (carriage returns removed, trailing blank lines ignored).
+When it starts with `HTTP/` it is a response (`curl -i`, `curl -I`):
+
+- the status line, exactly;
+- the headers shown, up to the first blank line: each must be sent, names
+  in any case, values exactly, and no other header may be sent, in any
+  order, unless a line `...` stands among them (then the block is partial
+  and only the headers shown are checked);
+- the body after the blank line: exactly, or as JSON when both sides are
+  JSON (so it may be spread over several lines). After a `...` line the
+  blank line may be left out.
+
+Other output is compared exactly, or as JSON when both sides are JSON.
+
+Values that vary. The value of `Date` is never compared (only that it is
+sent). A header value written as a lower-case word in angle brackets, such
+as `ETag: <etag>`, stands for any value. Nothing else is ignored: ETags are
+hashes of the body, so the same data gives the same tags.
+
+Prints one line per example and `readme: N passed, M failed`; on a
+mismatch, a diff (expected, then actual). Exits 1 if any example failed.
+"""
+
+import difflib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEED = os.path.join(ROOT, "scripts", "seed.json")
+MARKER = re.compile(r"^<!--\s*readme-test:\s*server\b(.*?)-->\s*$")
+HEADER = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*?)[ \t]*$")
+PLACEHOLDER = re.compile(r"^<[a-z][a-z0-9 -]*>$")
+DEFAULT_FLAGS = ["--data", "db.json"]
+COMMAND_TIMEOUT = 30
+START_TIMEOUT = 10
+
+
+def parse(path):
+    """The examples of the README: a list of blocks, each a dict with its
+    line, its server flags (None for the walk-through server) and its
+    examples (line, command, expected output lines)."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    blocks = []
+    marker = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = MARKER.match(line.strip())
+        if m:
+            marker = shlex.split(m.group(1))
+            i += 1
+            continue
+        if line.strip().startswith("```"):
+            fence = line.strip()
+            i += 1
+            body_start = i
+            while i < len(lines) and lines[i].strip() != "```":
+                i += 1
+            if fence == "```console":
+                blocks.append(block(lines[body_start:i], body_start + 1, marker))
+            marker = None
+            i += 1
+            continue
+        if line.strip():
+            marker = None
+        i += 1
+    return blocks
+
+
+def block(lines, first_line, flags):
+    examples = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.startswith("$ "):
+            if line.strip():
+                raise SystemExit(f"line {first_line + i}: output before any `$ ` command")
+            i += 1
+            continue
+        start = first_line + i
+        command = [line[2:]]
+        while command[-1].endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command.append(lines[i])
+        i += 1
+        output = []
+        while i < len(lines) and not lines[i].startswith("$ "):
+            output.append(lines[i])
+            i += 1
+        while output and not output[-1].strip():
+            output.pop()
+        examples.append({"line": start, "command": "\n".join(command), "expected": output})
+    return {"line": first_line, "flags": flags, "examples": examples}
+
+
+class Server:
+    """A release binary on a free port of 127.0.0.1, in a fresh directory
+    holding a copy of the seed as db.json."""
+
+    def __init__(self, binary, flags):
+        self.dir = tempfile.mkdtemp(prefix="readme-")
+        shutil.copy(SEED, os.path.join(self.dir, "db.json"))
+        self.err = open(os.path.join(self.dir, "stderr"), "w+b")
+        self.proc = subprocess.Popen(
+            [binary, "--host", "127.0.0.1", "--port", "0", *flags],
+            cwd=self.dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.err,
+        )
+        first = []
+        reader = threading.Thread(target=lambda: first.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(START_TIMEOUT)
+        m = re.match(rb"listening on https?://([^\s]+):(\d+)", first[0] if first else b"")
+        if not m:
+            self.stop()
+            raise SystemExit(f"the server ({' '.join(flags)}) did not start:\n{self.stderr()}")
+        self.port = m.group(2).decode()
+
+    def stderr(self):
+        self.err.flush()
+        self.err.seek(0)
+        return self.err.read().decode("utf-8", "replace")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc.stdout.close()
+        self.err.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run(command, server, bindir):
+    command = re.sub(r"\b(localhost|127\.0\.0\.1):8080\b", "127.0.0.1:" + server.port, command)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    try:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=server.dir, env=env, stdin=subprocess.DEVNULL,
+            capture_output=True, timeout=COMMAND_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {COMMAND_TIMEOUT} s"
+    out = done.stdout.decode("utf-8", "replace").replace("\r", "")
+    lines = out.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    stderr = done.stderr.decode("utf-8", "replace") if done.returncode else ""
+    if done.returncode:
+        stderr = f"(exit status {done.returncode}) " + stderr
+    return lines, stderr
+
+
+def same_text(expected, actual):
+    """Equal as JSON when both are JSON, else exactly."""
+    e, a = "\n".join(expected).strip(), "\n".join(actual).strip()
+    try:
+        return json.loads(e) == json.loads(a)
+    except ValueError:
+        return e == a
+
+
+def split_response(lines):
+    """(status line, headers as (name, value), partial, body lines)."""
+    status, headers, partial, i = lines[0], [], False, 1
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            break
+        if line.strip() == "...":
+            partial = True
+            i += 1
+            if i < len(lines) and lines[i].strip() and not HEADER.match(lines[i]):
+                break
+            continue
+        m = HEADER.match(line)
+        if not m:
+            break
+        headers.append((m.group(1).lower(), m.group(2)))
+        i += 1
+    return status, headers, partial, lines[i:]
+
+
+def compare(expected, actual):
+    """None when the output matches, else what differs."""
+    if not expected or not expected[0].startswith("HTTP/"):
+        return None if same_text(expected, actual) else "the output differs"
+    if not actual or not actual[0].startswith("HTTP/"):
+        return "no HTTP response"
+    e_status, e_headers, partial, e_body = split_response(expected)
+    a_status, a_headers, _, a_body = split_response(actual)
+    problems = []
+    if e_status.strip() != a_status.strip():
+        problems.append(f"status line: expected {e_status.strip()!r}, got {a_status.strip()!r}")
+    pool = list(a_headers)
+    for name, value in e_headers:
+        found = next((h for h in pool if h[0] == name and
+                      (name == "date" or PLACEHOLDER.match(value) or h[1] == value)), None)
+        if found:
+            pool.remove(found)
+        else:
+            problems.append(f"header not sent as shown: {name}: {value}")
+    if not partial:
+        problems += [f"header sent but not shown: {n}: {v}" for n, v in pool]
+    if not same_text(e_body, a_body):
+        problems.append("body differs")
+    return "; ".join(problems) or None
+
+
+def for_diff(lines):
+    """The lines with a JSON body laid out one array element a line, the
+    same way on both sides of a diff."""
+    start = 0
+    if lines and lines[0].startswith("HTTP/"):
+        start = next((i + 1 for i, line in enumerate(lines) if not line.strip()), len(lines))
+    try:
+        value = json.loads("\n".join(lines[start:]))
+    except ValueError:
+        return lines
+    compact = lambda v: json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, list) and value:
+        body = ["[" + compact(value[0])] + [" " + compact(v) for v in value[1:]]
+        body = [line + "," for line in body[:-1]] + [body[-1] + "]"]
+    else:
+        body = [compact(value)]
+    return lines[:start] + body
+
+
+def same_dates(expected, actual):
+    """The actual lines with the Date header shown as the README shows it,
+    so that a diff shows only what counts."""
+    shown = next((line for line in expected if line.lower().startswith("date:")), None)
+    if shown is None:
+        return actual
+    return [shown if line.lower().startswith("date:") else line for line in actual]
+
+
+def binary():
+    path = os.environ.get("SERVER_BIN") or os.path.join(ROOT, "target", "release", "widgets-todos")
+    if not os.path.exists(path):
+        print("== cargo build --release", flush=True)
+        subprocess.run(["cargo", "build", "--release"], cwd=ROOT, check=True, timeout=3600)
+    return os.path.abspath(path)
+
+
+def main():
+    readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
+    blocks = parse(readme)
+    exe = binary()
+    bindir = tempfile.mkdtemp(prefix="readme-bin-")
+    os.symlink(exe, os.path.join(bindir, "widgets-todos"))
+    passed = failed = 0
+    walk = None
+    try:
+        walk = Server(exe, DEFAULT_FLAGS)
+        for b in blocks:
+            server = walk if b["flags"] is None else Server(exe, b["flags"])
+            try:
+                for ex in b["examples"]:
+                    actual, stderr = run(ex["command"], server, bindir)
+                    problem = "the command " + stderr if actual is None else compare(ex["expected"], actual)
+                    first = ex["command"].split("\n")[0]
+                    name = f"{os.path.basename(readme)}:{ex['line']}: $ {first[:70]}"
+                    if problem is None:
+                        passed += 1
+                        print(f"ok {passed + failed} - {name}")
+                        continue
+                    failed += 1
+                    print(f"FAIL {passed + failed} - {name}: {problem}")
+                    diff = difflib.unified_diff(for_diff(ex["expected"]),
+                                                for_diff(same_dates(ex["expected"], actual or [])),
+                                                "README", "server", lineterm="", n=99)
+                    for line in diff:
+                        print("    " + line)
+                    if stderr and stderr.strip():
+                        print("    stderr: " + stderr.strip().replace("\n", "\n    stderr: "))
+            finally:
+                if server is not walk:
+                    server.stop()
+    finally:
+        if walk:
+            walk.stop()
+        shutil.rmtree(bindir, ignore_errors=True)
+    print(f"readme: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
