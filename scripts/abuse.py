@@ -481,7 +481,7 @@ def http2_flood(binary, count, read_timeout=None):
 
     tiny_http deadlocks a connection thread for good on each such line, so
     the server cannot stay healthy: the check is that it is never alive and
-    deaf for longer than docs/HARDENING.md's bound. Throughout and afterwards,
+    deaf for longer than the README's bound (Reference, limits and hardening). Throughout and afterwards,
     either a normal GET is answered within 1 s, or the server has exited
     with status 1 and its reason, within the bound of the moment it first
     failed to answer; and its descriptors never exceed the cap's two per
@@ -493,7 +493,7 @@ def http2_flood(binary, count, read_timeout=None):
         read_timeout = 30
     else:
         server = Server(binary, capture_stderr=True)
-    # docs/HARDENING.md's bound (transport/accept.rs, deaf_limit): read timeout, the stuck
+    # the README's bound (Reference, limits and hardening) (transport/accept.rs, deaf_limit): read timeout, the stuck
     # margin and the stuck period (each at most 10 s), two one-second ticks.
     bound = read_timeout + 2 * min(read_timeout, 10) + 2
     cap = min(1024, (server.nofile() - 32) // 2)
