@@ -10,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
+# What the suite needs beyond Rust, installed only when missing (apt, so as
+# root): a fresh machine needs nothing else before this script.
+scripts/setup.sh
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy --all-targets -- -D warnings"
