@@ -23,11 +23,11 @@
 //! | path | owns |
 //! |---|---|
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
-//! | `lib.rs` | this overview; `start()` |
+//! | `lib.rs` | this overview; `start()`; `open_store()`, which fills a new store with `--generate` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
 //! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, and the handlers; `index.rs`: what is served and where (`/`, with `index.html` for a browser; `/api`; `/healthz`; the OpenAPI document, `openapi.json`) and the 404 of unknown paths |
 //! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON decoding, the query string, the HTTP/1.1 encoding; `form.rs`: form bodies; `problem.rs`: every error as problem+json |
-//! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean" |
+//! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
 //! | `store/` | `mod.rs`: the locked collections, ids, the cached list; `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
@@ -72,16 +72,45 @@ use std::sync::Arc;
 
 use app::App;
 use config::Config;
+use model::generate::Spec;
 use store::Store;
 use transport::Server;
 
 /// The store the configuration asks for: in memory, or loaded from the
-/// data files of `--data`. The error names the file and what is wrong.
+/// data files of `--data`; with `--generate`, filled with generated items.
+/// The error names the file and what is wrong.
 pub fn open_store(config: &Config) -> Result<Store, String> {
-    match &config.data {
-        Some(path) => Store::open(config.max_items, path),
-        None => Ok(Store::new(config.max_items)),
+    let store = match &config.data {
+        Some(path) => Store::open(config.max_items, path)?,
+        None => Store::new(config.max_items),
+    };
+    if let Some(spec) = config.generate {
+        generate(&store, spec, config.seed)?;
     }
+    Ok(store)
+}
+
+/// Fills an empty store with the items of `--generate` (`model::generate`),
+/// created one by one as a `POST` creates them. A store that already holds
+/// items is refused: generated ids would follow the loaded ones, and a
+/// second start would add the same items again.
+fn generate(store: &Store, spec: Spec, seed: u64) -> Result<(), String> {
+    use model::{Todo, Widget};
+    if store.count::<Todo>() > 0 || store.count::<Widget>() > 0 {
+        return Err(
+            "--generate fills only an empty store, and this data already holds items: \
+             start without --generate, or give a new data file"
+                .into(),
+        );
+    }
+    let failed = |err: error::ApiError| format!("cannot store a generated item: {err}");
+    for new in model::generate::todos(seed, spec.todos).map_err(failed)? {
+        store.create::<Todo>(new).map_err(failed)?;
+    }
+    for new in model::generate::widgets(seed, spec.widgets).map_err(failed)? {
+        store.create::<Widget>(new).map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// Opens the store and serves it on `config.host:config.port`.

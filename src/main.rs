@@ -104,6 +104,18 @@ fn main() -> ExitCode {
             Ok(_) => DataFile::Existing,
             Err(_) => DataFile::New,
         });
+    // Generated items go only into new data: refused here, before the
+    // store opens the file, rather than mixed with what it holds.
+    if let (Some(path), Some(DataFile::Existing), Some(_)) =
+        (&config.data, data_before, config.generate)
+    {
+        eprintln!(
+            "widgets-todos: --generate fills only a new data file, and {} already holds data: \
+             start without --generate to serve it, or give a new file",
+            path.display()
+        );
+        return ExitCode::from(2);
+    }
     let store = match widgets_todos::open_store(&config) {
         Ok(store) => store,
         Err(err) => {
@@ -210,6 +222,14 @@ fn summary(config: &Config, store: &Store, url: &str, data: Option<DataFile>) ->
         "widgets-todos {}: the API is at {url}/api\ndata: {data}\n",
         env!("CARGO_PKG_VERSION")
     );
+    if let Some(spec) = config.generate {
+        text.push_str(&format!(
+            "generated: {}, {} (seed {})\n",
+            counted(spec.todos, "todo"),
+            counted(spec.widgets, "widget"),
+            config.seed
+        ));
+    }
     let modes = config.modes();
     if !modes.is_empty() {
         text.push_str(&format!("modes: {}\n", modes.join("; ")));

@@ -16,6 +16,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::model::generate::Spec;
+
 mod options;
 
 pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
@@ -52,6 +54,10 @@ pub struct Config {
     /// `None` for the transport's default (fewer under a low descriptor
     /// limit).
     pub max_connections: Option<usize>,
+    /// `--generate`: how many items to make at start-up in an empty store.
+    pub generate: Option<Spec>,
+    /// `--seed`: the same seed generates the same items.
+    pub seed: u64,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -95,6 +101,8 @@ impl Default for Config {
             auth_token: None,
             tls: None,
             max_connections: None,
+            generate: None,
+            seed: 0,
         }
     }
 }
@@ -196,6 +204,13 @@ pub enum ConfigError {
     },
     /// An option of the server given to `healthcheck`.
     NotForHealthcheck(&'static str),
+    /// `--generate` asks for more items of a collection than `--max-items`
+    /// lets it hold.
+    TooManyToGenerate {
+        collection: &'static str,
+        count: usize,
+        max_items: usize,
+    },
     /// More than one argument that is not an option.
     ExtraArgument { first: String, extra: String },
 }
@@ -240,6 +255,14 @@ impl fmt::Display for ConfigError {
             ConfigError::NotForHealthcheck(flag) => write!(
                 f,
                 "healthcheck takes only --host and --port (or HOST and PORT), not {flag}"
+            ),
+            ConfigError::TooManyToGenerate {
+                collection,
+                count,
+                max_items,
+            } => write!(
+                f,
+                "--generate asks for {count} {collection}, but a collection holds at most {max_items} (--max-items): ask for fewer, or raise --max-items"
             ),
             ConfigError::ExtraArgument { first, extra } => write!(
                 f,
@@ -364,6 +387,7 @@ pub fn parse(
             });
         }
     }
+    check_generate(&config)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers
@@ -371,6 +395,24 @@ pub fn parse(
         config.threads = config.threads.max(DURABLE_THREADS);
     }
     Ok(Command::Serve(Box::new(config)))
+}
+
+/// A `--generate` spec asks for no more items than `--max-items` allows
+/// (checked once every option is read, as either may come first).
+fn check_generate(config: &Config) -> Result<(), ConfigError> {
+    let Some(spec) = config.generate else {
+        return Ok(());
+    };
+    for (collection, count) in [("todos", spec.todos), ("widgets", spec.widgets)] {
+        if count > config.max_items {
+            return Err(ConfigError::TooManyToGenerate {
+                collection,
+                count,
+                max_items: config.max_items,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The data file given as an argument (`widgets-todos db.json`), the same

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Config, MAX_DELAY_MS, Secret};
+use crate::model::generate::parse_spec;
 
 /// `--help`: one screen (at most 24 lines of 80 columns, a test checks),
 /// every option with its variable and default. The README's table says
@@ -31,8 +32,8 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --no-cors            send no CORS headers [NO_CORS=1]
   --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
   --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
-  --auth-token TOKEN   require Authorization: Bearer TOKEN [AUTH_TOKEN]
-  --auth-token-file F  the token, read from file F [AUTH_TOKEN_FILE]
+  --auth-token T, --auth-token-file F  Bearer T [AUTH_TOKEN, AUTH_TOKEN_FILE]
+  --generate SPEC --seed S  fill a new store: todos=9,widgets=9 [GENERATE, SEED]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
 An empty variable counts as unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS,
 NO_CORS or ALLOW_RESET is refused. Exit 2: a bad value; 1: busy port, bad data.";
@@ -203,6 +204,27 @@ pub(super) const OPTS: &[Opt] = &[
         env: "WRITE_TIMEOUT",
         set: |c, v| {
             c.write_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--generate",
+        env: "GENERATE",
+        set: |c, v| {
+            c.generate = Some(parse_spec(v)?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--seed",
+        env: "SEED",
+        set: |c, v| {
+            let v = v.trim();
+            c.seed = v
+                .parse()
+                .ok()
+                .filter(|_| v.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or("a whole number from 0 to 18446744073709551615")?;
             Ok(())
         },
     },

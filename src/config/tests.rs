@@ -404,3 +404,33 @@ fn help_and_version() {
         Ok(Command::Version)
     );
 }
+
+#[test]
+fn generate_and_seed() {
+    use crate::model::generate::Spec;
+    let spec = |todos, widgets| Some(Spec { todos, widgets });
+    let c = config(&["--generate", "todos=3", "--seed", "7"], &[]);
+    assert_eq!((c.generate, c.seed), (spec(3, 0), 7));
+    let c = config(&[], &[("GENERATE", "widgets=2,todos=1"), ("SEED", "9")]);
+    assert_eq!((c.generate, c.seed), (spec(1, 2), 9));
+    // --seed alone is accepted: it will also seed --fail-rate (issue [11]).
+    assert_eq!(config(&["--seed", "1"], &[]).generate, None);
+    assert_eq!(
+        parse_with(&["--generate=todos=5", "--max-items=4"], &[]),
+        Err(ConfigError::TooManyToGenerate {
+            collection: "todos",
+            count: 5,
+            max_items: 4
+        })
+    );
+    for bad in [
+        &["--seed", "-1"][..],
+        &["--seed", "1.5"],
+        &["--generate", ""],
+    ] {
+        assert!(
+            matches!(parse_with(bad, &[]), Err(ConfigError::BadValue { .. })),
+            "{bad:?}"
+        );
+    }
+}
