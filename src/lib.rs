@@ -91,7 +91,7 @@ pub fn open_store(config: &Config) -> Result<Store, String> {
 }
 
 /// Fills an empty store with the items of `--generate` (`model::generate`),
-/// created one by one as a `POST` creates them. A store that already holds
+/// created as a `POST` creates them, each collection under one lock. A store that already holds
 /// items is refused: generated ids would follow the loaded ones, and a
 /// second start would add the same items again.
 fn generate(store: &Store, spec: Spec, seed: u64) -> Result<(), String> {
@@ -104,13 +104,10 @@ fn generate(store: &Store, spec: Spec, seed: u64) -> Result<(), String> {
         );
     }
     let failed = |err: error::ApiError| format!("cannot store a generated item: {err}");
-    for new in model::generate::todos(seed, spec.todos).map_err(failed)? {
-        store.create::<Todo>(new).map_err(failed)?;
-    }
-    for new in model::generate::widgets(seed, spec.widgets).map_err(failed)? {
-        store.create::<Widget>(new).map_err(failed)?;
-    }
-    Ok(())
+    let todos = model::generate::todos(seed, spec.todos).map_err(failed)?;
+    store.create_all::<Todo>(todos).map_err(failed)?;
+    let widgets = model::generate::widgets(seed, spec.widgets).map_err(failed)?;
+    store.create_all::<Widget>(widgets).map_err(failed)
 }
 
 /// Opens the store and serves it on `config.host:config.port`.

@@ -398,29 +398,51 @@ impl Store {
     /// has handed out every id. Returns a copy of it, once it is durable
     /// (with `--data`).
     pub fn create<T: Stored>(&self, new: T::New) -> Result<T, ApiError> {
-        let (item, appended) = {
-            let mut collection = lock(T::slot(self));
-            self.writable()?;
-            if collection.items.len() >= self.shared.max_items {
-                return Err(ApiError::InsufficientStorage {
-                    kind: T::KIND,
-                    limit: self.shared.max_items,
-                });
-            }
-            if collection.last_id >= MAX_SAFE_INTEGER {
-                return Err(no_ids_left::<T>());
-            }
-            let id = collection.last_id + 1;
-            let item = T::create(id, new);
-            let appended = self.journal(|s| s.put(&item))?;
-            collection.last_id = id;
-            collection.items.insert(id, item.clone());
-            collection.changed(Some(id));
-            collection.remember(appended, Undo::Create(id));
-            (item, appended)
-        };
+        let (item, appended) = self.add(&mut lock(T::slot(self)), new)?;
         self.commit(appended)?;
         Ok(item)
+    }
+
+    /// Creates every item of `news`, in order, under one lock, and returns
+    /// once all are durable: with `--data`, one flush for all instead of
+    /// one each (`--generate` at start-up; 20,000 todos took 10 s). It
+    /// stops at the first error; the items created before it stay.
+    pub fn create_all<T: Stored>(&self, news: Vec<T::New>) -> Result<(), ApiError> {
+        let mut last = None;
+        {
+            let mut collection = lock(T::slot(self));
+            for new in news {
+                last = self.add(&mut collection, new)?.1.or(last);
+            }
+        }
+        self.commit(last)
+    }
+
+    /// A create's change under the collection's lock: the item with the
+    /// next id, and its journal record (with `--data`), not yet durable.
+    fn add<T: Stored>(
+        &self,
+        collection: &mut Collection<T>,
+        new: T::New,
+    ) -> Result<(T, Option<Appended>), ApiError> {
+        self.writable()?;
+        if collection.items.len() >= self.shared.max_items {
+            return Err(ApiError::InsufficientStorage {
+                kind: T::KIND,
+                limit: self.shared.max_items,
+            });
+        }
+        if collection.last_id >= MAX_SAFE_INTEGER {
+            return Err(no_ids_left::<T>());
+        }
+        let id = collection.last_id + 1;
+        let item = T::create(id, new);
+        let appended = self.journal(|s| s.put(&item))?;
+        collection.last_id = id;
+        collection.items.insert(id, item.clone());
+        collection.changed(Some(id));
+        collection.remember(appended, Undo::Create(id));
+        Ok((item, appended))
     }
 
     /// Runs `check` and then `change` on the item under the lock, and

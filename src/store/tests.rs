@@ -121,3 +121,17 @@ fn durable_changes_keep_no_undo_records() {
     assert_eq!(last_ids_and_undo(&store), (0, 50, 0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn create_all_takes_the_next_ids_and_stops_at_the_limit() {
+    let store = Store::new(3);
+    assert!(
+        store
+            .create_all::<Todo>(vec![new_todo(), new_todo()])
+            .is_ok()
+    );
+    let ids: Vec<u64> = store.all::<Todo>().iter().map(|todo| todo.id).collect();
+    assert_eq!(ids, [1, 2]);
+    let full = store.create_all::<Todo>(vec![new_todo(), new_todo()]);
+    assert!(matches!(full, Err(ApiError::InsufficientStorage { .. })));
+}
