@@ -241,6 +241,25 @@ mod tests {
         assert_ne!(widgets(7, 20).ok(), widgets(8, 20).ok());
     }
 
+    /// Pinned: the same seed must give the same items in every version (the
+    /// README shows these), so changing a word list or the arithmetic
+    /// fails here first.
+    #[test]
+    fn seed_7_gives_the_items_the_readme_shows() {
+        let todos = todos(7, 3).ok();
+        let expected = [
+            (10, "Buy milk", false),
+            (1, "Reply to Anna's email", false),
+            (5, "Walk the dog", false),
+        ]
+        .map(|(user, title, done)| (user, title.to_string(), done));
+        assert_eq!(todos.as_deref(), Some(&expected[..]));
+        let widgets = widgets(7, 2).ok();
+        let expected = [("$424", "poor"), ("$349", "like new")]
+            .map(|(price, quality)| (price.to_string(), quality.to_string()));
+        assert_eq!(widgets.as_deref(), Some(&expected[..]));
+    }
+
     #[test]
     fn generated_items_are_plausible() {
         let Ok(todos) = todos(0, 300) else {
