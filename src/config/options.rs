@@ -33,7 +33,7 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
   --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
   --auth-token T, --auth-token-file F  Bearer T [AUTH_TOKEN, AUTH_TOKEN_FILE]
-  --generate SPEC --seed S  fill a new store: todos=9,widgets=9 [GENERATE, SEED]
+  --generate SPEC --seed S  fill a new store: todos=N,widgets=N [GENERATE, SEED]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
 An empty variable counts as unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS,
 NO_CORS or ALLOW_RESET is refused. Exit 2: a bad value; 1: busy port, bad data.";
