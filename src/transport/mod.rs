@@ -13,7 +13,8 @@
 //!    (tiny_http parses them), and queues each for the workers
 //!    (`workers.rs`), one at a time per connection (`connection.rs`).
 //! 3. A worker turns the request into an [`http::Request`](crate::http::Request),
-//!    calls the handler, and writes the [`Response`] back: `serve`, below.
+//!    calls the handler, tags the [`Response`] with the request's id
+//!    (`X-Request-Id`), and writes it back: `serve`, below.
 //!
 //! # Around tiny_http's defects
 //!
@@ -286,6 +287,8 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
         ),
     };
     drop(request);
+    // Every response this function writes, refusals and 500s included,
+    // names its request.
     reply.identify(&id);
     // 3. Whether the connection closes after this response: the rest of a
     //    body left unread may never come, and what follows a body that
