@@ -49,8 +49,10 @@ Other output is compared exactly, or as JSON when both sides are JSON.
 
 Values that vary. The value of `Date` is never compared (only that it is
 sent). A header value written as a lower-case word in angle brackets, such
-as `ETag: <etag>`, stands for any value. Nothing else is ignored: ETags are
-hashes of the body, so the same data gives the same tags.
+as `ETag: <etag>`, stands for any value. In a JSON body, such a word inside
+a string stands for any text there: `"instance": "urn:request:<id>"`
+matches every request id. Nothing else is ignored: ETags are hashes of the
+body, so the same data gives the same tags.
 
 Prints one line per example and `readme: N passed, M failed`; on a
 mismatch, a diff (expected, then actual). Exits 1 if any example failed.
@@ -72,6 +74,8 @@ SEED = os.path.join(ROOT, "scripts", "seed.json")
 MARKER = re.compile(r"^<!--\s*readme-test:\s*server\b(.*?)-->\s*$")
 HEADER = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*?)[ \t]*$")
 PLACEHOLDER = re.compile(r"^<[a-z][a-z0-9 -]*>$")
+# The same word inside a JSON string.
+IN_STRING = re.compile(r"<[a-z][a-z0-9 -]*>")
 DEFAULT_FLAGS = ["--data", "db.json"]
 COMMAND_TIMEOUT = 30
 START_TIMEOUT = 10
@@ -200,9 +204,24 @@ def same_text(expected, actual):
     """Equal as JSON when both are JSON, else exactly."""
     e, a = "\n".join(expected).strip(), "\n".join(actual).strip()
     try:
-        return json.loads(e) == json.loads(a)
+        return same_json(json.loads(e), json.loads(a))
     except ValueError:
         return e == a
+
+
+def same_json(expected, actual):
+    """Equal, but a `<word>` inside an expected string matches any text."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            same_json(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            same_json(e, a) for e, a in zip(expected, actual))
+    if isinstance(expected, str) and isinstance(actual, str) and IN_STRING.search(expected):
+        parts = IN_STRING.split(expected)
+        pattern = ".+".join(re.escape(part) for part in parts)
+        return re.fullmatch(pattern, actual, re.DOTALL) is not None
+    return expected == actual
 
 
 def split_response(lines):

@@ -53,7 +53,7 @@ mod index;
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 
 /// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link";
+pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
 
 /// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
 const INDEX: &[Method] = &[Method::Get, Method::Head];

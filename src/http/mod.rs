@@ -165,6 +165,7 @@ pub const READ_HEADERS: &[&str] = &[
     "Origin",
     "Access-Control-Request-Method",
     "Access-Control-Request-Headers",
+    "X-Request-Id",
 ];
 
 /// One request as the application sees it.

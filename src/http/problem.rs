@@ -1,5 +1,7 @@
 //! Errors as responses: every [`ApiError`] becomes an RFC 9457 problem
-//! document here, and nowhere else.
+//! document here, and nowhere else. The document's `instance` member, the
+//! request's id, is added with the `X-Request-Id` field once the response
+//! is made: [`Response::identify`].
 
 use super::{Body, PROBLEM_JSON, Response, reason_phrase};
 use crate::error::{ApiError, FieldError};
@@ -44,6 +46,30 @@ impl From<ApiError> for Response {
             ApiError::MethodNotAllowed { allow, .. } => response.with_header("Allow", allow),
             ApiError::Unauthorized { .. } => response.with_header("WWW-Authenticate", "Bearer"),
             _ => response,
+        }
+    }
+}
+
+impl Response {
+    /// Tags the response with its request's id: the `X-Request-Id` field,
+    /// and in a problem document the `instance` member (RFC 9457 section
+    /// 3.1.5, a URI reference naming this occurrence of the problem):
+    /// `urn:request:<id>`. A bare id is no URI reference when it holds a
+    /// `:` before any `/` (it would read as a scheme), and a relative one
+    /// would resolve against the request's URI to a resource that does not
+    /// exist; a URN names without pretending to locate. `id` must be safe in
+    /// a header field (the transport checks a client's own).
+    pub fn identify(&mut self, id: &str) {
+        self.headers.push(("X-Request-Id", id.to_string().into()));
+        if let Some((PROBLEM_JSON, Body::Owned(bytes))) = &mut self.body {
+            // Our documents are one object: the member goes before its `}`.
+            let instance = serde_json::to_string(&format!("urn:request:{id}"));
+            if let (Some(b'}'), Ok(instance)) = (bytes.last(), instance) {
+                bytes.pop();
+                bytes.extend_from_slice(b",\"instance\":");
+                bytes.extend_from_slice(instance.as_bytes());
+                bytes.push(b'}');
+            }
         }
     }
 }

@@ -44,11 +44,14 @@ pub struct Line<'a> {
     pub bytes: usize,
     /// From the request's start to its response written.
     pub elapsed: Duration,
+    /// The request's id, as its response's `X-Request-Id` carries it.
+    pub id: &'a str,
 }
 
 /// Adds one line, after the same timestamp, level and target simple_logger
 /// writes: `<time> INFO  [widgets_todos::transport] 127.0.0.1:50000 GET
-/// /api/todos 200 312B 0.041ms`.
+/// /api/todos 200 312B 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so
+/// the fields before it keep their places.
 pub fn record(line: Line<'_>) {
     let buffer = BUFFER.get_or_init(|| {
         let spawned = std::thread::Builder::new()
@@ -111,13 +114,14 @@ fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
         status,
         bytes,
         elapsed,
+        id,
         ..
     } = line;
     let micros = elapsed.as_micros();
     // Writing into a Vec cannot fail.
     drop(writeln!(
         out,
-        "{stamp} INFO  [widgets_todos::transport] {remote} {method} {target} {status} {bytes}B {}.{:03}ms",
+        "{stamp} INFO  [widgets_todos::transport] {remote} {method} {target} {status} {bytes}B {}.{:03}ms id={id}",
         micros / 1000,
         micros % 1000
     ));
@@ -142,6 +146,7 @@ mod tests {
             status: 200,
             bytes: 312,
             elapsed,
+            id: "abc-1",
         };
         let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_248_889_123);
         write_line(
@@ -157,9 +162,9 @@ mod tests {
         write_line(&mut out, &line("-", Duration::ZERO), at);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms\n"
+            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms id=abc-1\n"
         );
     }
 
@@ -174,6 +179,7 @@ mod tests {
                 status: 200,
                 bytes: 0,
                 elapsed: Duration::ZERO,
+                id: "abc-1",
             };
             let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
             write_line(&mut out, &line, now);

@@ -13,7 +13,8 @@
 //!    (tiny_http parses them), and queues each for the workers
 //!    (`workers.rs`), one at a time per connection (`connection.rs`).
 //! 3. A worker turns the request into an [`http::Request`](crate::http::Request),
-//!    calls the handler, and writes the [`Response`] back: `serve`, below.
+//!    calls the handler, tags the [`Response`] with the request's id
+//!    (`X-Request-Id`), and writes it back: `serve`, below.
 //!
 //! # Around tiny_http's defects
 //!
@@ -252,10 +253,11 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
         None => Cow::Owned(incoming.method().to_string()),
     };
     let target = incoming.target().to_string();
-    let headers = crate::http::READ_HEADERS
+    let headers: Vec<_> = crate::http::READ_HEADERS
         .iter()
         .filter_map(|&name| Some((name, incoming.header(name)?.to_string())))
         .collect();
+    let id = request_id(&headers);
     let refused = framing.error(&incoming);
     let mut body = BodyReader::new(&mut incoming, framing, started + workers.read_timeout);
     let mut request = Request {
@@ -285,6 +287,9 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
         ),
     };
     drop(request);
+    // Every response this function writes, refusals and 500s included,
+    // names its request.
+    reply.identify(&id);
     // 3. Whether the connection closes after this response: the rest of a
     //    body left unread may never come, and what follows a body that
     //    stopped could be taken for a request.
@@ -340,12 +345,63 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
             status,
             bytes,
             elapsed: started.elapsed(),
+            id: &id,
         }),
         Err(err) => {
             log::debug!("cannot send the response: {err}");
             conn.close();
         }
     }
+}
+
+/// The request's id, for its response's `X-Request-Id`, its access-log
+/// line and its problem document's `instance`: the client's own when it is
+/// sane ([`sane_request_id`]), else one made here. A client's id that is
+/// not sane is replaced, never echoed: it could split the response's head
+/// (CR LF) or forge a log line.
+fn request_id(headers: &[(&'static str, String)]) -> String {
+    let sent = headers.iter().find(|(name, _)| *name == "X-Request-Id");
+    match sent {
+        Some((_, id)) if sane_request_id(id) => id.clone(),
+        _ => new_request_id(),
+    }
+}
+
+/// Whether a client's `X-Request-Id` may be echoed: 1 to 64 characters,
+/// each an ASCII letter or digit or one of `-_.:`. That covers UUIDs,
+/// ULIDs and the ids proxies make (nginx's `$request_id`, Heroku's), and
+/// leaves out whitespace, control characters, quotes and everything else
+/// that could mean something in a header field, a log line or JSON.
+pub(crate) fn sane_request_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// A new id: this process's prefix, a dash, and a counter (`3f9a0c12e4b7-1`,
+/// `3f9a0c12e4b7-2`, ...). The prefix mixes the start time, the process id
+/// and std's per-process random hash keys into 48 bits, so two runs of the
+/// server, even two started in the same nanosecond, make different ids in
+/// practice; the counter makes every id in a run different. No system call
+/// per request: the prefix is made once.
+fn new_request_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
+    let prefix = PREFIX.get_or_init(|| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let since = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        hasher.write_u128(since.as_nanos());
+        hasher.write_u32(std::process::id());
+        format!("{:012x}", hasher.finish() >> 16)
+    });
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{n}")
 }
 
 /// The `Date` field's value (RFC 9110 section 6.6.1). It changes once a

@@ -363,6 +363,9 @@ pub fn problem(response: &Response, status: u16) -> Value {
         body["detail"].as_str().is_some_and(|t| !t.is_empty()),
         "{body}"
     );
+    // [11]: the request's id, as the response's X-Request-Id names it.
+    let id = response.header("X-Request-Id").expect("X-Request-Id");
+    assert_eq!(body["instance"], format!("urn:request:{id}"), "{body}");
     body
 }
 
