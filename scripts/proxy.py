@@ -135,7 +135,11 @@ def exchange(addr, raw, timeout=5.0):
 
 
 def request(url, method, path, headers=None, body=None, chunked=False):
-    """One request on a new connection: (status, [(name, value)], body)."""
+    """One request on a new connection: (status, [(name, value)], body).
+    Each carries the same X-Request-Id, which the server echoes (and nginx
+    passes through), so an answer sent directly and one through nginx
+    compare equal."""
+    headers = {"X-Request-Id": "proxy-test", **(headers or {})}
     host, port = address(url)
     conn = http.client.HTTPConnection(host, port, timeout=5)
     try:
