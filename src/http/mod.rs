@@ -457,6 +457,16 @@ pub enum Body {
 }
 
 impl Response {
+    /// Tags the response with its request's id: the `X-Request-Id` field,
+    /// and in a problem document its `instance` (`problem.rs`). `id` must
+    /// be safe in a header field (the transport checks a client's own).
+    pub fn identify(&mut self, id: &str) {
+        self.headers.push(("X-Request-Id", id.to_string().into()));
+        if matches!(&self.body, Some((PROBLEM_JSON, _))) {
+            problem::add_instance(self, id);
+        }
+    }
+
     /// A JSON response with the given status.
     pub fn json<T: serde::Serialize + ?Sized>(status: u16, value: &T) -> Response {
         match serde_json::to_vec(value) {

@@ -50,26 +50,21 @@ impl From<ApiError> for Response {
     }
 }
 
-impl Response {
-    /// Tags the response with its request's id: the `X-Request-Id` field,
-    /// and in a problem document the `instance` member (RFC 9457 section
-    /// 3.1.5, a URI reference naming this occurrence of the problem):
-    /// `urn:request:<id>`. A bare id is no URI reference when it holds a
-    /// `:` before any `/` (it would read as a scheme), and a relative one
-    /// would resolve against the request's URI to a resource that does not
-    /// exist; a URN names without pretending to locate. `id` must be safe in
-    /// a header field (the transport checks a client's own).
-    pub fn identify(&mut self, id: &str) {
-        self.headers.push(("X-Request-Id", id.to_string().into()));
-        if let Some((PROBLEM_JSON, Body::Owned(bytes))) = &mut self.body {
-            // Our documents are one object: the member goes before its `}`.
-            let instance = serde_json::to_string(&format!("urn:request:{id}"));
-            if let (Some(b'}'), Ok(instance)) = (bytes.last(), instance) {
-                bytes.pop();
-                bytes.extend_from_slice(b",\"instance\":");
-                bytes.extend_from_slice(instance.as_bytes());
-                bytes.push(b'}');
-            }
+/// Adds the `instance` member (RFC 9457 section 3.1.5, a URI reference
+/// naming this occurrence of the problem) to a problem document:
+/// `urn:request:<id>`. A bare id is no URI reference when it holds a `:`
+/// before any `/` (it would read as a scheme), and a relative one would
+/// resolve against the request's URI to a resource that does not exist; a
+/// URN names without pretending to locate.
+pub(super) fn add_instance(response: &mut Response, id: &str) {
+    if let Some((PROBLEM_JSON, Body::Owned(bytes))) = &mut response.body {
+        // Our documents are one object: the member goes before its `}`.
+        let instance = serde_json::to_string(&format!("urn:request:{id}"));
+        if let (Some(b'}'), Ok(instance)) = (bytes.last(), instance) {
+            bytes.pop();
+            bytes.extend_from_slice(b",\"instance\":");
+            bytes.extend_from_slice(instance.as_bytes());
+            bytes.push(b'}');
         }
     }
 }
