@@ -221,7 +221,7 @@ fn environment_configures_and_flags_win() {
 /// Runs the binary with `--port 0` added and waits at most a few seconds:
 /// a start-up that should fail but serves instead is killed, and reported
 /// as no exit code. Returns the exit code and stderr.
-fn run_expecting_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+pub(crate) fn run_expecting_exit(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .args(["--port", "0"])

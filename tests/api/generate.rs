@@ -2,11 +2,7 @@
 //! store with the same items for the same seed, refuses bad specs with
 //! exit status 2, and generates into a data file only when it is new.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-use crate::cli::{BIN, spawn_remote, spawn_remote_env, stop_with, wait_with_timeout};
+use crate::cli::{run_expecting_exit, spawn_remote, spawn_remote_env, stop_with};
 use crate::support::{Remote, TempDir};
 
 /// The bodies of `GET /api/todos` and `GET /api/widgets`, byte for byte.
@@ -29,23 +25,8 @@ fn generated(args: &[&str], env: &[(&str, &str)]) -> ((Vec<u8>, Vec<u8>), String
 
 /// Runs the binary, which must exit with status 2 (not serve); its stderr.
 fn refused(args: &[&str]) -> String {
-    let mut child = Command::new(BIN)
-        .args(["--port", "0"])
-        .args(args)
-        .env_clear()
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn binary");
-    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
-    assert_eq!(status.and_then(|s| s.code()), Some(2), "{args:?}: {log}");
+    let (code, log) = run_expecting_exit(args, &[]);
+    assert_eq!(code, Some(2), "{args:?}: {log}");
     log
 }
 
