@@ -12,12 +12,12 @@
 //! `/api` (`/todos`, `/widgets/7`: json-server serves its collections at
 //! the root), the 404's hint gives the path meant.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
-use super::{App, INDEX, OPENAPI, Query, check_method_and_query, not_modified, prepare};
+use super::openapi::Served;
+use super::{App, INDEX, Query, check_method_and_query, not_modified, prepare};
 use crate::error::ApiError;
 use crate::http::{Body, JSON, Request, Response, prefers_html};
-use crate::store::entity_tag;
 
 /// The page `GET /` sends to a browser.
 const PAGE: &[u8] = include_bytes!("index.html");
@@ -73,18 +73,18 @@ impl App {
         Ok(Response::json(200, &Healthy { status: "ok" }))
     }
 
-    /// `/api/openapi.json`: `openapi.json`, embedded at build time.
+    /// `/api/openapi.json`: the document `openapi.rs` made for this
+    /// configuration when the application started.
     pub(super) fn openapi(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        static TAG: OnceLock<String> = OnceLock::new();
         if let Some(answered) = prepare(req, INDEX, query)? {
             return Ok(answered);
         }
-        let tag = TAG.get_or_init(|| entity_tag(OPENAPI));
-        if let Some(unchanged) = not_modified(req, tag) {
+        let Served { body, etag } = &self.openapi;
+        if let Some(unchanged) = not_modified(req, etag)? {
             return Ok(unchanged);
         }
-        let body = Body::Owned(OPENAPI.to_vec());
-        Ok(Response::bytes(200, JSON, body).with_header("ETag", tag.clone()))
+        let body = Body::Shared(Arc::clone(body));
+        Ok(Response::bytes(200, JSON, body).with_header("ETag", etag.clone()))
     }
 
     /// `/`: the index of what is served, as JSON or as an HTML page.

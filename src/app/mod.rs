@@ -21,8 +21,9 @@
 //! 6. `Accept` must admit JSON, else 406 (`/` also serves HTML);
 //! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
 //!    body, its size (413), media type (415), syntax (400) and validation
-//!    (422); then, under the store's lock, `If-Match` (412); POST: the store
-//!    may be full (507). GET and HEAD: 304 for a matching `If-None-Match`.
+//!    (422); then, under the store's lock, `If-Match` (400 when malformed,
+//!    412 when no tag matches); POST: the store may be full (507). GET and
+//!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
 //!
 //! A DELETE answers 204 with no content, unless its `Accept` names
 //! `application/json`: then 200 with the item deleted (RFC 9110 section
@@ -32,7 +33,8 @@
 //! Every response, errors included, then gets its CORS header fields
 //! ([`App::cors`]), and an `/api` response the delay of `_delay` or
 //! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
-//! document) are answered in `index.rs`.
+//! document) are answered in `index.rs`; the OpenAPI document itself, made
+//! for the configuration, is `openapi.rs`'s.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -41,6 +43,7 @@ use std::time::Duration;
 use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
+use crate::http::conditional::Condition;
 use crate::http::{Body, JSON, Method, Request, Response, names_json};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
@@ -48,8 +51,10 @@ use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
 mod index;
+mod openapi;
 
-/// The OpenAPI 3.1 document describing this API.
+/// The OpenAPI 3.1 document describing this API with every feature on;
+/// `openapi.rs` makes the one served.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 
 /// The header fields a browser script may read from a response (CORS).
@@ -73,6 +78,8 @@ pub struct App {
     /// What the transport reports for `/healthz`.
     pub health: Arc<Health>,
     options: Options,
+    /// The OpenAPI document this configuration serves (`openapi.rs`).
+    openapi: openapi::Served,
 }
 
 /// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS.
@@ -130,10 +137,12 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
+        let openapi = openapi::Served::new(&options);
         App {
             store,
             health,
             options,
+            openapi,
         }
     }
 
@@ -242,7 +251,7 @@ impl App {
     /// for a `_page` query.
     fn list<T: Stored>(&self, req: &Request<'_>, query: &ListQuery) -> Result<Response, ApiError> {
         let Listed { rendered, total } = self.store.list::<T>(query)?;
-        if let Some(unchanged) = not_modified(req, &rendered.etag) {
+        if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
         let link = query.link(&format!("/api/{}", T::COLLECTION), total);
@@ -257,7 +266,7 @@ impl App {
     /// `If-None-Match`.
     fn get<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let rendered = self.store.get::<T>(id)?.ok_or_else(|| missing::<T>(id))?;
-        if let Some(unchanged) = not_modified(req, &rendered.etag) {
+        if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
         Ok(json(200, rendered))
@@ -471,29 +480,25 @@ fn json(status: u16, rendered: Rendered) -> Response {
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD): `*`, or
-/// any listed tag, weak or not (weak comparison, RFC 9110 section 13.1.2).
-fn not_modified(req: &Request<'_>, etag: &str) -> Option<Response> {
-    let header = req.header("If-None-Match")?;
-    let hit = header
-        .split(',')
-        .map(str::trim)
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag);
-    hit.then(|| Response::empty(304).with_header("ETag", etag.to_string()))
+/// any listed tag, weak or not (weak comparison, RFC 9110 section 13.1.2);
+/// 400 when the field is malformed (`http/conditional.rs`).
+fn not_modified(req: &Request<'_>, etag: &str) -> Result<Option<Response>, ApiError> {
+    let Some(header) = req.header("If-None-Match") else {
+        return Ok(None);
+    };
+    let hit = Condition::parse("If-None-Match", header)?.matches_weak(etag);
+    Ok(hit.then(|| Response::empty(304).with_header("ETag", etag.to_string())))
 }
 
 /// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,
 /// anything goes; with it, `*`, or exactly the item's current tag (strong
-/// comparison: a weak tag never matches).
+/// comparison: a weak tag never matches); 400 when the field is malformed.
 fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiError> {
     let Some(header) = if_match else {
         return Ok(());
     };
-    let current = render(item)?.etag;
-    if header
-        .split(',')
-        .map(str::trim)
-        .any(|tag| tag == "*" || tag == current)
-    {
+    let condition = Condition::parse("If-Match", header)?;
+    if condition.matches_strong(&render(item)?.etag) {
         return Ok(());
     }
     Err(ApiError::PreconditionFailed {

@@ -11,7 +11,9 @@
 //!   prefers HTML (section 12.5.1).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document
-//!   (`problem.rs`). Form bodies are decoded in `form.rs`.
+//!   (`problem.rs`). Form bodies are decoded in `form.rs`; the
+//!   preconditions `If-Match` and `If-None-Match` are read in
+//!   `conditional.rs`.
 //!
 //! Nothing here knows about sockets or the HTTP library, so all of it can
 //! be tested with byte strings (`tests.rs`).
@@ -27,6 +29,7 @@ use serde::de::IgnoredAny;
 use crate::error::{ApiError, FieldError};
 use crate::model::{Fields, Members};
 
+pub mod conditional;
 mod form;
 mod problem;
 pub use form::decode_form;

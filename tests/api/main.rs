@@ -13,6 +13,7 @@ mod generate;
 mod habits;
 mod hardening;
 mod lifecycle;
+mod openapi;
 mod queries;
 mod request_ids;
 mod resources;

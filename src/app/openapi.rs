@@ -1,0 +1,296 @@
+//! The OpenAPI document served at `/api/openapi.json`: the full one,
+//! `openapi.json`, less what the running configuration does not offer, so
+//! that a client generated from it, or a fuzzer fed it, meets exactly the
+//! server it talks to.
+//!
+//! `openapi.json`, kept in the repository for code generators, describes
+//! the server with every feature on. What a feature that is off by default
+//! adds is marked there with `"x-feature": "<name>"`: a path item, an
+//! operation, a parameter (inline, or an entry of `components.parameters`
+//! that operations refer to), or any other entry of `components`. The
+//! served document drops each one whose feature is off, and then a path
+//! item left with nothing to call but `OPTIONS`. The bearer token
+//! (RFC 6750) is spread too wide to mark, so it is the one special case:
+//! without `--auth-token` the document has no `securitySchemes`, no
+//! `security` requirement and no `401` response. The `x-feature` keys stay
+//! in the served document: vendor extensions, which tools ignore, and with
+//! every feature on the served document is the file itself.
+//!
+//! The document is made once, with the application ([`Served::new`]); a
+//! request only shares its bytes and entity tag.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{OPENAPI, Options};
+use crate::store::entity_tag;
+
+/// The served document: its bytes and its `ETag`.
+pub(super) struct Served {
+    pub body: Arc<Vec<u8>>,
+    pub etag: String,
+}
+
+impl Served {
+    /// The document for a server with these options.
+    pub(super) fn new(options: &Options) -> Served {
+        let body = document(&|feature| offers(options, feature) == Some(true));
+        let etag = entity_tag(&body);
+        let body = Arc::new(body);
+        Served { body, etag }
+    }
+}
+
+/// Whether the server offers `feature`, as an `x-feature` names it; `None`
+/// for a name it does not know, which counts as off (a unit test checks
+/// that `openapi.json` names none).
+fn offers(options: &Options, feature: &str) -> Option<bool> {
+    match feature {
+        "allow-reset" => Some(options.allow_reset),
+        "auth-token" => Some(options.auth_token.is_some()),
+        _ => None,
+    }
+}
+
+/// The methods a path item may hold (OpenAPI 3.1, the Path Item Object).
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// `openapi.json` without what `offered` says is off, as pretty JSON in
+/// the file's own order and layout.
+fn document(offered: &dyn Fn(&str) -> bool) -> Vec<u8> {
+    // The file is part of the binary, and a unit test parses it: should it
+    // ever fail to parse, it is served as it is.
+    let Ok(mut document) = serde_json::from_slice::<Value>(OPENAPI) else {
+        return OPENAPI.to_vec();
+    };
+    prune(&mut document, offered);
+    let Ok(mut body) = serde_json::to_vec_pretty(&document) else {
+        return OPENAPI.to_vec();
+    };
+    body.push(b'\n');
+    body
+}
+
+/// Drops from `document` what `offered` says is off (see the module
+/// comment).
+fn prune(document: &mut Value, offered: &dyn Fn(&str) -> bool) {
+    let off = |object: &Value| {
+        let feature = object.get("x-feature").and_then(Value::as_str);
+        feature.is_some_and(|feature| !offered(feature))
+    };
+    let mut dropped = Vec::new();
+    if let Some(Value::Object(components)) = document.get_mut("components") {
+        for (kind, entries) in components.iter_mut() {
+            let Value::Object(entries) = entries else {
+                continue;
+            };
+            entries.retain(|name, entry| {
+                let keep = !off(entry);
+                if !keep {
+                    dropped.push(format!("#/components/{kind}/{name}"));
+                }
+                keep
+            });
+        }
+    }
+    // A parameter is gone when it is off, or refers to an entry dropped.
+    let gone = |parameter: &Value| {
+        let target = parameter.get("$ref").and_then(Value::as_str);
+        off(parameter) || target.is_some_and(|target| dropped.iter().any(|d| d == target))
+    };
+    if let Some(Value::Object(paths)) = document.get_mut("paths") {
+        paths.retain(|_, item| match item {
+            _ if off(item) => false,
+            Value::Object(item) => keep_path_item(item, &off, &gone),
+            _ => true,
+        });
+    }
+    if !offered("auth-token") {
+        drop_bearer_token(document);
+    }
+}
+
+/// Drops the operations and parameters of a path item that are off;
+/// `false` when nothing is left to call but `OPTIONS`.
+fn keep_path_item(
+    item: &mut Map<String, Value>,
+    off: &dyn Fn(&Value) -> bool,
+    gone: &dyn Fn(&Value) -> bool,
+) -> bool {
+    item.retain(|key, operation| !(METHODS.contains(&key.as_str()) && off(operation)));
+    for (key, value) in item.iter_mut() {
+        let parameters = match key.as_str() {
+            "parameters" => Some(value),
+            method if METHODS.contains(&method) => value.get_mut("parameters"),
+            _ => None,
+        };
+        if let Some(Value::Array(parameters)) = parameters {
+            parameters.retain(|parameter| !gone(parameter));
+        }
+    }
+    // OPTIONS only tells what else a path takes.
+    item.keys()
+        .any(|key| key != "options" && METHODS.contains(&key.as_str()))
+}
+
+/// Without `--auth-token`: no bearer scheme, no `security` requirement,
+/// no `401` response.
+fn drop_bearer_token(document: &mut Value) {
+    if let Value::Object(root) = document {
+        root.shift_remove("security");
+    }
+    if let Some(Value::Object(components)) = document.get_mut("components") {
+        components.shift_remove("securitySchemes");
+        if let Some(Value::Object(responses)) = components.get_mut("responses") {
+            responses.shift_remove("Unauthorized");
+        }
+    }
+    let Some(Value::Object(paths)) = document.get_mut("paths") else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let Value::Object(item) = item else {
+            continue;
+        };
+        for (key, operation) in item.iter_mut() {
+            let Value::Object(operation) = operation else {
+                continue;
+            };
+            if !METHODS.contains(&key.as_str()) {
+                continue;
+            }
+            operation.shift_remove("security");
+            if let Some(Value::Object(responses)) = operation.get_mut("responses") {
+                responses.shift_remove("401");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{OPENAPI, Options, document, offers, prune};
+
+    fn parse(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    /// Every `x-feature` value anywhere in `value`.
+    fn features(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(object) => {
+                if let Some(feature) = object.get("x-feature") {
+                    found.push(feature.as_str().unwrap().to_string());
+                }
+                object.values().for_each(|value| features(value, found));
+            }
+            Value::Array(values) => values.iter().for_each(|value| features(value, found)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_feature_the_file_names_is_known() {
+        let mut found = Vec::new();
+        features(&parse(OPENAPI), &mut found);
+        assert!(found.contains(&"allow-reset".to_string()), "{found:?}");
+        for feature in found {
+            let known = offers(&Options::default(), &feature);
+            assert_eq!(
+                known,
+                Some(false),
+                "x-feature {feature}: add it to offers()"
+            );
+        }
+    }
+
+    #[test]
+    fn with_every_feature_on_the_file_is_served_as_it_is() {
+        assert_eq!(parse(&document(&|_| true)), parse(OPENAPI));
+    }
+
+    #[test]
+    fn with_every_feature_off_nothing_of_them_is_left() {
+        let served = document(&|_| false);
+        let text = String::from_utf8(served.clone()).unwrap();
+        for absent in ["x-feature", "security", "bearer", "Unauthorized", "\"401\""] {
+            assert!(!text.contains(absent), "{absent} served");
+        }
+        let served = parse(&served);
+        for path in ["/api/todos", "/api/widgets"] {
+            let item = &served["paths"][path];
+            assert!(item.get("post").is_some() && item.get("delete").is_none());
+        }
+        assert_eq!(served["openapi"], "3.1.0");
+    }
+
+    #[test]
+    fn pruning_rules() {
+        let check = |mut document: Value, expected: Value| {
+            prune(&mut document, &|feature| feature == "on");
+            assert_eq!(document, expected);
+        };
+        // Operations, inline parameters and parameters by reference.
+        check(
+            json!({
+                "paths": {"/a": {
+                    "parameters": [{"name": "p", "x-feature": "off"}, {"name": "q"}],
+                    "get": {"parameters": [
+                        {"$ref": "#/components/parameters/P"},
+                        {"$ref": "#/components/parameters/Q"},
+                        {"name": "r", "x-feature": "on"}
+                    ]},
+                    "delete": {"x-feature": "off"},
+                    "put": {"x-feature": "on"},
+                    "summary": "kept"
+                }},
+                "components": {"parameters": {"P": {"x-feature": "off"}, "Q": {}}},
+                "security": [{"bearer": []}]
+            }),
+            json!({
+                "paths": {"/a": {
+                    "parameters": [{"name": "q"}],
+                    "get": {"parameters": [
+                        {"$ref": "#/components/parameters/Q"},
+                        {"name": "r", "x-feature": "on"}
+                    ]},
+                    "put": {"x-feature": "on"},
+                    "summary": "kept"
+                }},
+                "components": {"parameters": {"Q": {}}}
+            }),
+        );
+        // A path item off, and one left with nothing but OPTIONS.
+        check(
+            json!({"paths": {
+                "/a": {"x-feature": "off", "get": {}},
+                "/b": {"get": {"x-feature": "off"}, "options": {}},
+                "/c": {"get": {"x-feature": "on"}, "options": {}}
+            }}),
+            json!({"paths": {"/c": {"get": {"x-feature": "on"}, "options": {}}}}),
+        );
+        // Without the bearer token.
+        check(
+            json!({
+                "paths": {"/a": {"get": {
+                    "security": [],
+                    "responses": {"200": {}, "401": {"$ref": "#/components/responses/Unauthorized"}}
+                }}},
+                "components": {
+                    "responses": {"Unauthorized": {}, "NotFound": {}},
+                    "securitySchemes": {"bearer": {}}
+                },
+                "security": [{"bearer": []}]
+            }),
+            json!({
+                "paths": {"/a": {"get": {"responses": {"200": {}}}}},
+                "components": {"responses": {"NotFound": {}}}
+            }),
+        );
+    }
+}

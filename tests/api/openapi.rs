@@ -1,0 +1,177 @@
+//! The OpenAPI document a server serves follows its configuration, and the
+//! preconditions it describes (`If-Match`, `If-None-Match`) are refused
+//! when malformed, as it says.
+
+use serde_json::Value;
+use widgets_todos::app::OPENAPI;
+use widgets_todos::config::{Config, Secret};
+
+use crate::support::{TestServer, config, problem};
+
+const TOKEN: &str = "Authorization: Bearer T";
+
+/// The document served with `--allow-reset` and `--auth-token T` as asked,
+/// and its `ETag`.
+fn served(allow_reset: bool, auth: bool) -> (Value, String) {
+    let auth_token = auth.then(|| Secret::new("T"));
+    let server = TestServer::with_config(Config {
+        allow_reset,
+        auth_token,
+        ..config()
+    });
+    let headers: &[&str] = if auth { &[TOKEN] } else { &[] };
+    let response = server.send("GET", "/api/openapi.json", headers, b"");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.header("Content-Type"), Some("application/json"));
+    let etag = response.header("ETag").expect("an ETag").to_string();
+    // The tag is the served document's: a client holding it gets 304.
+    let line = format!("If-None-Match: {etag}");
+    let revalidated = server.send(
+        "GET",
+        "/api/openapi.json",
+        &[headers, &[&line]].concat(),
+        b"",
+    );
+    assert_eq!(revalidated.status, 304);
+    (response.json(), etag)
+}
+
+/// Every `x-feature` value anywhere in `value`.
+fn features(value: &Value) -> Vec<&str> {
+    match value {
+        Value::Object(object) => {
+            let own = object.get("x-feature").and_then(Value::as_str);
+            own.into_iter()
+                .chain(object.values().flat_map(features))
+                .collect()
+        }
+        Value::Array(values) => values.iter().flat_map(features).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Every operation of the document, as `METHOD path`.
+fn operations(document: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for method in item.as_object().expect("a path item").keys() {
+            if !["parameters", "summary", "description", "x-feature"].contains(&method.as_str()) {
+                found.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_served_document_follows_the_flags() {
+    let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
+    let mut tags = Vec::new();
+    for (allow_reset, auth) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (document, etag) = served(allow_reset, auth);
+        let flags = format!("allow_reset {allow_reset}, auth {auth}");
+        tags.push(etag);
+
+        // --allow-reset: the collection DELETEs.
+        let ops = operations(&document);
+        for path in ["/api/todos", "/api/widgets"] {
+            let reset = format!("DELETE {path}");
+            assert_eq!(ops.contains(&reset), allow_reset, "{reset}, {flags}");
+            assert!(ops.contains(&format!("POST {path}")), "{flags}");
+        }
+        // --auth-token: the 401s, the bearer scheme, the requirement.
+        let text = document.to_string();
+        assert_eq!(text.contains(r#""401""#), auth, "{flags}");
+        assert_eq!(document.get("security").is_some(), auth, "{flags}");
+        let scheme = document.pointer("/components/securitySchemes/bearer");
+        assert_eq!(scheme.is_some(), auth, "{flags}");
+        assert_eq!(
+            document["paths"]["/api/todos/{id}"]["get"]["responses"]
+                .get("401")
+                .is_some(),
+            auth,
+            "{flags}"
+        );
+        // What is left of the features is only what is on.
+        for feature in features(&document) {
+            let on = match feature {
+                "allow-reset" => allow_reset,
+                "auth-token" => auth,
+                _ => false,
+            };
+            assert!(on, "x-feature {feature} served with {flags}");
+        }
+        // Nothing is served that the file does not have.
+        let all = operations(&file);
+        assert!(ops.iter().all(|op| all.contains(op)), "{flags}");
+        assert_eq!(document["info"], file["info"]);
+        assert_eq!(
+            document["components"]["schemas"],
+            file["components"]["schemas"]
+        );
+        if allow_reset && auth {
+            assert_eq!(document, file, "every feature on: the file itself");
+        }
+    }
+    // Four documents, four entity tags.
+    tags.sort();
+    tags.dedup();
+    assert_eq!(tags.len(), 4, "{tags:?}");
+}
+
+#[test]
+fn malformed_preconditions_are_400_and_change_nothing() {
+    let server = TestServer::start();
+    server.create("/api/todos", r#"{"userId": 1, "title": "Buy milk"}"#);
+    let before = server.get("/api/todos/1");
+    let tag = before.header("ETag").expect("an ETag").to_string();
+    let json = "Content-Type: application/json";
+    let body = br#"{"title": "changed"}"#;
+    for value in ["", "abc", "W/abc", "\"a\" \"b\"", ",", "*, \"a\"", "\"a"] {
+        let line = format!("If-Match: {value}");
+        for method in ["PUT", "PATCH"] {
+            let refused = problem(
+                &server.send(method, "/api/todos/1", &[&line, json], body),
+                400,
+            );
+            let detail = refused["detail"].as_str().unwrap_or_default();
+            assert!(detail.starts_with("If-Match: '"), "{detail}");
+        }
+        problem(&server.send("DELETE", "/api/todos/1", &[&line], b""), 400);
+        let line = format!("If-None-Match: {value}");
+        for path in ["/api/todos/1", "/api/todos", "/api/openapi.json"] {
+            problem(&server.send("GET", path, &[&line], b""), 400);
+            let head = server.send("HEAD", path, &[&line], b"");
+            assert_eq!(head.status, 400, "HEAD {path} with {line}");
+        }
+    }
+    let after = server.get("/api/todos/1");
+    assert_eq!(after.body, before.body);
+    assert_eq!(after.header("ETag"), Some(tag.as_str()));
+
+    // The order of checks stands: a missing item is 404, and the body's own
+    // errors come before If-Match.
+    let empty = "If-Match: ";
+    problem(
+        &server.send("PUT", "/api/todos/9", &[empty, json], body),
+        404,
+    );
+    problem(&server.send("DELETE", "/api/todos/9", &[empty], b""), 404);
+    let invalid = br#"{"title": 7}"#;
+    problem(
+        &server.send("PATCH", "/api/todos/1", &[empty, json], invalid),
+        422,
+    );
+
+    // Well-formed lists, with empty elements (RFC 9110 section 5.6.1.2) and
+    // a comma inside a tag, still work.
+    let line = format!("If-Match: , \"a,b\",, {tag} ,");
+    let patched = server.send("PATCH", "/api/todos/1", &[&line, json], body);
+    assert_eq!(patched.status, 200, "{}", patched.text());
+    let tag = patched.header("ETag").expect("an ETag");
+    let line = format!("If-None-Match: W/\"x\",{tag}");
+    assert_eq!(
+        server.send("GET", "/api/todos/1", &[&line], b"").status,
+        304
+    );
+}
