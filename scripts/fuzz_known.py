@@ -89,7 +89,8 @@ def kind(code, operation, case, request, response):
             return "the list query's combination rules"
         if head and breaks_a_combination(request.get("uri", "")):
             return "the list query's combination rules"
-    if code == "ST202" and status == 412 and "If-Match" in headers:
+    if_match = headers.get("If-Match") or []
+    if code == "ST202" and status == 412 and if_match and all(map(PRECONDITION.match, if_match)):
         return "412 for a well-formed If-Match that names another version"
     header_mode = ((meta.get("components") or {}).get("header") or {}).get("mode")
     if code == "ST202" and status == 400 and header_mode == "negative":
