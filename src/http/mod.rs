@@ -200,16 +200,20 @@ impl<'a> Request<'a> {
         self.method == Method::Options && self.header("Access-Control-Request-Method").is_some()
     }
 
+    /// The path and the query (empty when there is none), split at the
+    /// first `?` (RFC 9112 section 3.2).
+    pub fn path_and_query(&self) -> (&'a str, &'a str) {
+        self.target.split_once('?').unwrap_or((self.target, ""))
+    }
+
     /// The path, without the query.
     pub fn path(&self) -> &'a str {
-        self.target
-            .split_once('?')
-            .map_or(self.target, |(path, _)| path)
+        self.path_and_query().0
     }
 
     /// The query's parameters, decoded: see [`query_pairs`].
     pub fn query(&self) -> Result<Vec<(String, String)>, ApiError> {
-        query_pairs(self.target.split_once('?').map_or("", |(_, query)| query))
+        query_pairs(self.path_and_query().1)
     }
 
     /// 406 unless `Accept` admits JSON (see [`accepts_json`]).
@@ -460,11 +464,11 @@ impl Response {
     /// Tags the response with its request's id: the `X-Request-Id` field,
     /// and in a problem document its `instance` (`problem.rs`). `id` must
     /// be safe in a header field (the transport checks a client's own).
-    pub fn identify(&mut self, id: &str) {
-        self.headers.push(("X-Request-Id", id.to_string().into()));
+    pub fn identify(&mut self, id: String) {
         if matches!(&self.body, Some((PROBLEM_JSON, _))) {
-            problem::add_instance(self, id);
+            problem::add_instance(self, &id);
         }
+        self.headers.push(("X-Request-Id", id.into()));
     }
 
     /// A JSON response with the given status.

@@ -288,8 +288,9 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     };
     drop(request);
     // Every response this function writes, refusals and 500s included,
-    // names its request.
-    reply.identify(&id);
+    // names its request (the access log keeps a copy only when it is on).
+    let logged_id = access_log::enabled().then(|| id.clone());
+    reply.identify(id);
     // 3. Whether the connection closes after this response: the rest of a
     //    body left unread may never come, and what follows a body that
     //    stopped could be taken for a request.
@@ -337,16 +338,19 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     };
     // 5. One access-log line.
     match sent {
-        Ok(_) if !access_log::enabled() => {}
-        Ok(bytes) => access_log::record(access_log::Line {
-            remote,
-            method: &method_name,
-            target: &target,
-            status,
-            bytes,
-            elapsed: started.elapsed(),
-            id: &id,
-        }),
+        Ok(bytes) => {
+            if let Some(id) = &logged_id {
+                access_log::record(access_log::Line {
+                    remote,
+                    method: &method_name,
+                    target: &target,
+                    status,
+                    bytes,
+                    elapsed: started.elapsed(),
+                    id,
+                });
+            }
+        }
         Err(err) => {
             log::debug!("cannot send the response: {err}");
             conn.close();
@@ -401,7 +405,11 @@ fn new_request_id() -> String {
         format!("{:012x}", hasher.finish() >> 16)
     });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{n}")
+    let mut id = String::with_capacity(32);
+    for part in [prefix.as_str(), "-", itoa::Buffer::new().format(n)] {
+        id.push_str(part);
+    }
+    id
 }
 
 /// The `Date` field's value (RFC 9110 section 6.6.1). It changes once a
