@@ -41,7 +41,7 @@ use std::time::Duration;
 use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
-use crate::http::{Body, JSON, Method, Request, Response, names_json};
+use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
@@ -102,11 +102,12 @@ type Query = Result<Vec<(String, String)>, ApiError>;
 impl Handler for App {
     /// Answers one request. Never fails: every error becomes its problem+json.
     fn handle(&self, req: &mut Request<'_>) -> Response {
-        let path = req.path();
-        let segments = segments(path);
-        let query = req.query();
+        let (path, query) = req.path_and_query();
+        let (parts, count) = segments(path);
+        let segments = &parts[..count];
+        let query = query_pairs(query);
         let mut response = self
-            .route(req, &segments, &query)
+            .route(req, segments, &query)
             .unwrap_or_else(Response::from);
         if segments.first() == Some(&"api") {
             let delay = delay(&query).ok().flatten();
@@ -432,16 +433,30 @@ fn allow(methods: &[Method]) -> &'static str {
 /// The path's segments, for the routing table. One trailing slash is
 /// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
 /// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
-/// (`*`) has none.
-fn segments(path: &str) -> Vec<&str> {
-    let path = path.find("://").map_or(path, |at| {
-        let rest = &path[at + 3..];
-        rest.find('/').map_or("", |slash| &rest[slash..])
-    });
-    match path.strip_prefix('/') {
-        Some(path) => path.strip_suffix('/').unwrap_or(path).split('/').collect(),
-        None => Vec::new(),
+/// (`*`) has none. No route has more than three segments, so at most four
+/// are kept (a fourth one only says that there are more): an array, not a
+/// `Vec`, since this runs for every request.
+fn segments(path: &str) -> ([&str; 4], usize) {
+    let path = if path.starts_with('/') {
+        path
+    } else {
+        let rest = path.split_once("://").map(|(_, rest)| rest);
+        rest.map_or(path, |rest| {
+            rest.find('/').map_or("", |slash| &rest[slash..])
+        })
+    };
+    let mut parts = [""; 4];
+    let mut count = 0;
+    if let Some(path) = path.strip_prefix('/') {
+        for (part, segment) in parts
+            .iter_mut()
+            .zip(path.strip_suffix('/').unwrap_or(path).split('/'))
+        {
+            *part = segment;
+            count += 1;
+        }
     }
+    (parts, count)
 }
 
 /// The `_delay` parameter of an `/api` request: milliseconds, 0 to
