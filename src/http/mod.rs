@@ -29,6 +29,7 @@ use crate::model::{Fields, Members};
 
 mod form;
 mod problem;
+pub mod status;
 pub use form::decode_form;
 
 /// Whether an `Accept` value admits a JSON response: it names `*/*`,
@@ -450,6 +451,9 @@ pub struct Response {
     /// How long to hold the response back (`--delay`, `_delay`): the
     /// transport sends it this much later, without a worker waiting.
     pub delay: Duration,
+    /// Send nothing: the transport closes the connection without a
+    /// response (`_fault=close`); the status is only logged.
+    pub unanswered: bool,
 }
 
 /// A response body: bytes made for this response, or shared with the
@@ -499,6 +503,7 @@ impl Response {
             headers: Vec::with_capacity(4),
             body: None,
             delay: Duration::ZERO,
+            unanswered: false,
         }
     }
 
@@ -565,26 +570,7 @@ impl Response {
 /// The status code and reason phrase (RFC 9110 section 15) of each status
 /// we send, as the status line carries them (RFC 9112 section 4).
 pub fn status_text(status: u16) -> &'static str {
-    match status {
-        200 => "200 OK",
-        201 => "201 Created",
-        204 => "204 No Content",
-        304 => "304 Not Modified",
-        400 => "400 Bad Request",
-        401 => "401 Unauthorized",
-        404 => "404 Not Found",
-        405 => "405 Method Not Allowed",
-        406 => "406 Not Acceptable",
-        408 => "408 Request Timeout",
-        412 => "412 Precondition Failed",
-        413 => "413 Content Too Large",
-        415 => "415 Unsupported Media Type",
-        422 => "422 Unprocessable Content",
-        500 => "500 Internal Server Error",
-        503 => "503 Service Unavailable",
-        507 => "507 Insufficient Storage",
-        _ => "500 Internal Server Error",
-    }
+    status::defined(status).unwrap_or("500 Internal Server Error")
 }
 
 /// The reason phrase alone: the `title` of a problem document.
