@@ -9,7 +9,11 @@
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
 //! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
-//!    token, else 401;
+//!    token, else 401; then, on a collection or an item and not for a
+//!    CORS preflight, failure on purpose (`faults.rs`): with `--faults`,
+//!    `_status`, `_fault` or `--fail-rate` may answer here, before the
+//!    method, the rest of the query, the body or the store is looked at,
+//!    so nothing changes; without it, `_status` and `_fault` are 400;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -38,7 +42,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
+use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
@@ -47,6 +51,7 @@ use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
+mod faults;
 mod index;
 
 /// The OpenAPI 3.1 document describing this API.
@@ -73,15 +78,20 @@ pub struct App {
     /// What the transport reports for `/healthz`.
     pub health: Arc<Health>,
     options: Options,
+    /// With `--faults`: its settings and its count of requests.
+    faults: Option<faults::Faults>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS.
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS,
+/// `--faults` (with `--seed`, which picks the requests `--fail-rate` fails).
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
+    pub faults: config::Faults,
+    pub seed: u64,
 }
 
 impl Options {
@@ -91,6 +101,8 @@ impl Options {
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
+            faults: config.faults.clone(),
+            seed: config.seed,
         }
     }
 }
@@ -131,10 +143,12 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
+        let faults = faults::Faults::new(&options.faults, options.seed);
         App {
             store,
             health,
             options,
+            faults,
         }
     }
 
@@ -147,6 +161,9 @@ impl App {
     ) -> Result<Response, ApiError> {
         if segments.first() == Some(&"api") && req.method != Method::Options {
             self.authorize(req)?;
+        }
+        if let Some(failed) = faults::check(self.faults.as_ref(), req, segments, query)? {
+            return Ok(failed);
         }
         match segments {
             [""] => self.home(req, query),
@@ -548,6 +565,7 @@ impl App {
                 }
             }
         };
+        let exposed = faults::exposed(&response);
         let preflight = req.is_preflight() && response.status == 204;
         let methods = response
             .header("Allow")
@@ -564,7 +582,7 @@ impl App {
                 }
                 headers.push(("Access-Control-Max-Age", "600".into()));
             }
-            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
+            None => headers.push(("Access-Control-Expose-Headers", exposed)),
         }
         response
     }
