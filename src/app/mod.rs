@@ -9,11 +9,8 @@
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
 //! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
-//!    token, else 401; then, on a collection or an item and not for a
-//!    CORS preflight, failure on purpose (`faults.rs`): with `--faults`,
-//!    `_status`, `_fault` or `--fail-rate` may answer here, before the
-//!    method, the rest of the query, the body or the store is looked at,
-//!    so nothing changes; without it, `_status` and `_fault` are 400;
+//!    token, else 401; then failure on purpose (`faults.rs`: `_status`,
+//!    `_fault`, `--fail-rate`), before anything is read or changed;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -82,15 +79,14 @@ pub struct App {
     faults: Option<faults::Faults>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS,
-/// `--faults` (with `--seed`, which picks the requests `--fail-rate` fails).
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
-    pub faults: config::Faults,
+    pub faults: config::faults::Faults,
     pub seed: u64,
 }
 
@@ -143,12 +139,11 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
-        let faults = faults::Faults::new(&options.faults, options.seed);
         App {
             store,
             health,
+            faults: faults::Faults::new(&options.faults, options.seed),
             options,
-            faults,
         }
     }
 

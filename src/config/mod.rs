@@ -21,7 +21,6 @@ use crate::model::generate::Spec;
 pub mod faults;
 mod options;
 
-pub use faults::Faults;
 pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
 use options::{OPTS, Opt, shown, switch};
 
@@ -61,7 +60,7 @@ pub struct Config {
     /// `--seed`: the same seed generates the same items.
     pub seed: u64,
     /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
-    pub faults: Faults,
+    pub faults: faults::Faults,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -107,7 +106,7 @@ impl Default for Config {
             max_connections: None,
             generate: None,
             seed: 0,
-            faults: Faults::default(),
+            faults: faults::Faults::default(),
         }
     }
 }
