@@ -30,10 +30,9 @@
 //! With `--faults` off, `_status` and `_fault` are a 400 that says how to
 //! turn them on, instead of the 400 for an unknown parameter.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{EXPOSED, Query};
+use super::Query;
 use crate::config::faults::{DEFAULT_FAILURE, Failure, Faults as Settings, Rate, status};
 use crate::error::ApiError;
 use crate::http::{Request, Response};
@@ -127,17 +126,6 @@ pub fn check(
         429 | 503 => failed.with_header("Retry-After", "1"),
         _ => failed,
     }))
-}
-
-/// The header fields CORS lets a script read (`App::cors`): with a
-/// `Retry-After`, which is not CORS-safelisted, that one too, so that the
-/// retry logic of a script in a browser can be tested as well.
-pub fn exposed(response: &Response) -> Cow<'static, str> {
-    // The status first: on any other response, nothing more to look at.
-    if matches!(response.status, 429 | 503) && response.header("Retry-After").is_some() {
-        return format!("{EXPOSED}, Retry-After").into();
-    }
-    EXPOSED.into()
 }
 
 /// The failure a request asks for: `_status` or `_fault`, once.

@@ -35,7 +35,6 @@
 //! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
 //! document) are answered in `index.rs`.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,14 +47,14 @@ use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
+mod cors;
 mod faults;
 mod index;
 
+pub use cors::EXPOSED;
+
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
-
-/// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
 
 /// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
 const INDEX: &[Method] = &[Method::Get, Method::Head];
@@ -535,52 +534,6 @@ fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiEr
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
     ApiError::not_found(format!("no {} with id {id}", T::KIND))
-}
-
-impl App {
-    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
-    pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
-            }
-        };
-        let exposed = faults::exposed(&response);
-        let preflight = req.is_preflight() && response.status == 204;
-        let methods = response
-            .header("Allow")
-            .filter(|_| preflight)
-            .map(str::to_string);
-        let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
-        match methods {
-            Some(methods) => {
-                headers.push(("Access-Control-Allow-Methods", methods.into()));
-                let asked = req.header("Access-Control-Request-Headers");
-                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
-                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
-                }
-                headers.push(("Access-Control-Max-Age", "600".into()));
-            }
-            None => headers.push(("Access-Control-Expose-Headers", exposed)),
-        }
-        response
-    }
 }
 
 #[cfg(test)]
