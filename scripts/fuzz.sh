@@ -66,7 +66,7 @@ trap cleanup EXIT
 token=fuzz-token
 auth="Authorization: Bearer $token"
 # A flag for every feature the document marks with x-feature (app/openapi.rs).
-every_feature=(--allow-reset --auth-token "$token")
+every_feature=(--allow-reset --auth-token "$token" --faults)
 
 # serve NAME FLAGS...: a server of its own, its document in $tmp/NAME.json,
 # validated; sets base.

@@ -49,6 +49,7 @@ fn offers(options: &Options, feature: &str) -> Option<bool> {
     match feature {
         "allow-reset" => Some(options.allow_reset),
         "auth-token" => Some(options.auth_token.is_some()),
+        "faults" => Some(options.faults.on),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
 //! but empty, it is refused, never read as "off"; and a switch's variable
-//! (`NO_CORS`, `ALLOW_RESET`), which takes only the words of
+//! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
 //! subcommand, which reads only the server's address.
@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use crate::model::generate::Spec;
 
+pub mod faults;
 mod options;
 
 pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
@@ -58,6 +59,8 @@ pub struct Config {
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
     pub seed: u64,
+    /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
+    pub faults: faults::Faults,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -103,6 +106,7 @@ impl Default for Config {
             max_connections: None,
             generate: None,
             seed: 0,
+            faults: faults::Faults::default(),
         }
     }
 }
@@ -153,6 +157,7 @@ impl Config {
         if self.log_level != default.log_level {
             modes.push(format!("log level {}", self.log_level));
         }
+        modes.extend(self.faults.mode(self.seed));
         modes
     }
 }
@@ -388,6 +393,7 @@ pub fn parse(
         }
     }
     check_generate(&config)?;
+    faults::check(&config, &given)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use widgets_todos::app::OPENAPI;
+use widgets_todos::config::faults::Faults;
 use widgets_todos::config::{Config, Secret};
 
 use crate::support::{TestServer, config, problem};
@@ -122,6 +123,10 @@ fn with_every_feature_on_the_file_is_served() {
     let server = TestServer::with_config(Config {
         allow_reset: true,
         auth_token: Some(Secret::new("T")),
+        faults: Faults {
+            on: true,
+            ..Faults::default()
+        },
         ..config()
     });
     let response = server.send("GET", "/api/openapi.json", &[TOKEN], b"");
