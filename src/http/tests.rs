@@ -160,11 +160,13 @@ fn request<'a>(target: &'a str, body: &'a mut dyn Read) -> Request<'a> {
     Request {
         method: Method::Post,
         method_name: "POST",
+        id: "test-1",
         target,
         headers: vec![("Content-Type", "application/json".into())],
         content_length: None,
         body,
         max_body_bytes: 8,
+        body_read: None,
     }
 }
 
