@@ -8,8 +8,8 @@
 //!
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
-//! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
-//!    token, else 401;
+//! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
+//!    and not for `OPTIONS`: the bearer token, else 401;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -32,7 +32,8 @@
 //! Every response, errors included, then gets its CORS header fields
 //! ([`App::cors`]), and an `/api` response the delay of `_delay` or
 //! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
-//! document) are answered in `index.rs`.
+//! document) are answered in `index.rs`. With `--record N`, each exchange
+//! is then recorded, and `/_admin/requests` shows the last N (`record.rs`).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -48,6 +49,7 @@ use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
 mod index;
+mod record;
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
@@ -73,15 +75,18 @@ pub struct App {
     /// What the transport reports for `/healthz`.
     pub health: Arc<Health>,
     options: Options,
+    /// `--record N`: the request journal; `None` when off.
+    recorder: Option<record::Recorder>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS.
+/// The options of [`App`]: reset, delay, token, CORS, `--record`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
+    pub record: Option<usize>,
 }
 
 impl Options {
@@ -91,6 +96,7 @@ impl Options {
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
+            record: config.record,
         }
     }
 }
@@ -100,8 +106,34 @@ impl Options {
 type Query = Result<Vec<(String, String)>, ApiError>;
 
 impl Handler for App {
-    /// Answers one request. Never fails: every error becomes its problem+json.
+    /// Answers one request, and records it with `--record`. Never fails:
+    /// every error becomes its problem+json.
     fn handle(&self, req: &mut Request<'_>) -> Response {
+        let Some(recorder) = &self.recorder else {
+            return self.respond(req);
+        };
+        let started = record::Started::now();
+        let response = self.respond(req);
+        let body = req.body_read.take();
+        recorder.add(req, body, &response, started);
+        response
+    }
+
+    /// A request the transport refused (ambiguous framing) or whose
+    /// handling panicked: the problem document, with CORS header fields.
+    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
+        let response = self.cors(req, Response::from(error));
+        if let Some(recorder) = &self.recorder {
+            let started = record::Started::now();
+            recorder.add(req, req.body_read.clone(), &response, started);
+        }
+        response
+    }
+}
+
+impl App {
+    /// The response to a request the transport passed on.
+    fn respond(&self, req: &mut Request<'_>) -> Response {
         let path = req.path();
         let segments = segments(path);
         let query = req.query();
@@ -115,14 +147,6 @@ impl Handler for App {
         self.cors(req, response)
     }
 
-    /// A request the transport refused (ambiguous framing) or whose
-    /// handling panicked: the problem document, with CORS header fields.
-    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
-        self.cors(req, Response::from(error))
-    }
-}
-
-impl App {
     /// The application with every option off.
     pub fn new(store: Store) -> App {
         App::with_options(store, Options::default())
@@ -130,10 +154,12 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
+        let recorder = options.record.map(record::Recorder::new);
         App {
             store,
             health,
             options,
+            recorder,
         }
     }
 
@@ -156,6 +182,7 @@ impl App {
             ["api", "widgets", id] => self.item::<Widget>(req, id, query),
             ["api", "todos"] => self.collection::<Todo>(req, query),
             ["api", "todos", id] => self.item::<Todo>(req, id, query),
+            ["_admin", ..] => self.admin(req, segments, query),
             _ => Err(index::no_route(req.target, segments)),
         }
     }
@@ -423,6 +450,7 @@ fn options(methods: &[Method]) -> Response {
 fn allow(methods: &[Method]) -> &'static str {
     match methods.len() {
         2 => "GET, HEAD, OPTIONS",
+        3 if methods.contains(&Method::Delete) => "GET, HEAD, DELETE, OPTIONS",
         3 => "GET, HEAD, POST, OPTIONS",
         4 => "GET, HEAD, POST, DELETE, OPTIONS",
         _ => "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",

@@ -58,6 +58,8 @@ pub struct Config {
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
     pub seed: u64,
+    /// `--record N`: keep the last N requests for `/_admin/requests`.
+    pub record: Option<usize>,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -83,6 +85,9 @@ impl fmt::Debug for Secret {
 /// The longest `--delay` and `_delay`, in milliseconds.
 pub const MAX_DELAY_MS: u64 = 10_000;
 
+/// The largest `--record N`.
+pub const MAX_RECORD: usize = 100_000;
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -103,6 +108,7 @@ impl Default for Config {
             max_connections: None,
             generate: None,
             seed: 0,
+            record: None,
         }
     }
 }
@@ -149,6 +155,11 @@ impl Config {
         }
         if self.write_timeout != default.write_timeout {
             modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
+        }
+        if let Some(n) = self.record {
+            modes.push(format!(
+                "recording the last {n} requests at /_admin/requests"
+            ));
         }
         if self.log_level != default.log_level {
             modes.push(format!("log level {}", self.log_level));
