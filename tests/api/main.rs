@@ -14,6 +14,7 @@ mod habits;
 mod hardening;
 mod lifecycle;
 mod queries;
+mod record;
 mod request_ids;
 mod resources;
 mod shutdown;
