@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
-#   binary started on a free port and walked by scripts/smoke.sh, the same
+#   binary started on a free port and walked by scripts/smoke.sh, a client
+#   scenario checked from the request journal (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, react-admin's json-server
 #   data provider run unchanged with Node, the abuse suite, the kill -9
 #   crash test of --data, a full disk under --data (as root), every
@@ -34,6 +35,10 @@ start_server "$tmp" --log-level warn
 pid=$SERVER_PID
 BASE_URL="$SERVER_URL" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
+
+echo "== the request journal: a client scenario, asserted from /_admin/requests"
+sh scripts/record.sh | tee "$tmp/record"
+record_passed=$(sed -n 's/^record: \([0-9]*\) passed.*/\1/p' "$tmp/record")
 
 echo "== nginx in front of the release binary: attacks it stops, the smoke test through it"
 scripts/proxy.sh | tee "$tmp/proxy"
@@ -85,4 +90,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed + readme_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed + readme_passed)) passed, 0 failed"
