@@ -363,7 +363,8 @@ impl App {
         });
         let Some(sent) = sent else {
             return Err(ApiError::Unauthorized {
-                detail: "this server needs Authorization: Bearer <token> on /api".into(),
+                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
+                    .into(),
             });
         };
         let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
