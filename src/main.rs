@@ -148,6 +148,10 @@ fn main() -> ExitCode {
     } else {
         "http"
     };
+    // The handlers before the listening line: a supervisor may send SIGTERM
+    // as soon as it reads that line, and the default action would kill the
+    // server without its graceful stop (and exit status 0).
+    let signals = Signals::new([SIGINT, SIGTERM]);
     let mut stdout = std::io::stdout();
     if let Err(err) =
         writeln!(stdout, "listening on {scheme}://{}", server.addr()).and_then(|()| stdout.flush())
@@ -160,7 +164,7 @@ fn main() -> ExitCode {
     }
 
     let stopper = server.stopper();
-    match Signals::new([SIGINT, SIGTERM]) {
+    match signals {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
