@@ -143,15 +143,16 @@ fn main() -> ExitCode {
         }
     };
 
+    // Before the listening line: a script that reads it and at once sends
+    // SIGTERM must find the handlers in place, not the default action, which
+    // kills the process without a graceful stop. A signal caught this early
+    // waits for the thread below.
+    let signals = Signals::new([SIGINT, SIGTERM]);
     let scheme = if config.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    // The handlers before the listening line: a supervisor may send SIGTERM
-    // as soon as it reads that line, and the default action would kill the
-    // server without its graceful stop (and exit status 0).
-    let signals = Signals::new([SIGINT, SIGTERM]);
     let mut stdout = std::io::stdout();
     if let Err(err) =
         writeln!(stdout, "listening on {scheme}://{}", server.addr()).and_then(|()| stdout.flush())

@@ -9,7 +9,9 @@
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
 //! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
-//!    and not for `OPTIONS`: the bearer token, else 401;
+//!    and not for `OPTIONS`: the bearer token, else 401; then failure on
+//!    purpose (`faults.rs`: `_status`, `_fault`, `--fail-rate`), before
+//!    anything is read or changed;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -35,27 +37,27 @@
 //! document) are answered in `index.rs`. With `--record N`, each exchange
 //! is then recorded, and `/_admin/requests` shows the last N (`record.rs`).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
+use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
-use crate::http::{Body, JSON, Method, Request, Response, names_json};
+use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
+mod cors;
+mod faults;
 mod index;
 mod record;
 
+pub use cors::EXPOSED;
+
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
-
-/// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
 
 /// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
 const INDEX: &[Method] = &[Method::Get, Method::Head];
@@ -75,17 +77,21 @@ pub struct App {
     /// What the transport reports for `/healthz`.
     pub health: Arc<Health>,
     options: Options,
+    /// With `--faults`: its settings and its count of requests.
+    faults: Option<faults::Faults>,
     /// `--record N`: the request journal; `None` when off.
     recorder: Option<record::Recorder>,
 }
 
-/// The options of [`App`]: reset, delay, token, CORS, `--record`.
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
+    pub faults: config::faults::Faults,
+    pub seed: u64,
     pub record: Option<usize>,
 }
 
@@ -96,6 +102,8 @@ impl Options {
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
+            faults: config.faults.clone(),
+            seed: config.seed,
             record: config.record,
         }
     }
@@ -134,11 +142,12 @@ impl Handler for App {
 impl App {
     /// The response to a request the transport passed on.
     fn respond(&self, req: &mut Request<'_>) -> Response {
-        let path = req.path();
-        let segments = segments(path);
-        let query = req.query();
+        let (path, query) = req.path_and_query();
+        let (parts, count) = segments(path);
+        let segments = &parts[..count];
+        let query = query_pairs(query);
         let mut response = self
-            .route(req, &segments, &query)
+            .route(req, segments, &query)
             .unwrap_or_else(Response::from);
         if segments.first() == Some(&"api") {
             let delay = delay(&query).ok().flatten();
@@ -158,6 +167,7 @@ impl App {
         App {
             store,
             health,
+            faults: faults::Faults::new(&options.faults, options.seed),
             options,
             recorder,
         }
@@ -172,6 +182,9 @@ impl App {
     ) -> Result<Response, ApiError> {
         if segments.first() == Some(&"api") && req.method != Method::Options {
             self.authorize(req)?;
+        }
+        if let Some(failed) = faults::check(self.faults.as_ref(), req, segments, query)? {
+            return Ok(failed);
         }
         match segments {
             [""] => self.home(req, query),
@@ -461,16 +474,30 @@ fn allow(methods: &[Method]) -> &'static str {
 /// The path's segments, for the routing table. One trailing slash is
 /// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
 /// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
-/// (`*`) has none.
-fn segments(path: &str) -> Vec<&str> {
-    let path = path.find("://").map_or(path, |at| {
-        let rest = &path[at + 3..];
-        rest.find('/').map_or("", |slash| &rest[slash..])
-    });
-    match path.strip_prefix('/') {
-        Some(path) => path.strip_suffix('/').unwrap_or(path).split('/').collect(),
-        None => Vec::new(),
+/// (`*`) has none. No route has more than three segments, so at most four
+/// are kept (a fourth one only says that there are more): an array, not a
+/// `Vec`, since this runs for every request.
+fn segments(path: &str) -> ([&str; 4], usize) {
+    let path = if path.starts_with('/') {
+        path
+    } else {
+        let rest = path.split_once("://").map(|(_, rest)| rest);
+        rest.map_or(path, |rest| {
+            rest.find('/').map_or("", |slash| &rest[slash..])
+        })
+    };
+    let mut parts = [""; 4];
+    let mut count = 0;
+    if let Some(path) = path.strip_prefix('/') {
+        for (part, segment) in parts
+            .iter_mut()
+            .zip(path.strip_suffix('/').unwrap_or(path).split('/'))
+        {
+            *part = segment;
+            count += 1;
+        }
     }
+    (parts, count)
 }
 
 /// The `_delay` parameter of an `/api` request: milliseconds, 0 to
@@ -537,51 +564,6 @@ fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiEr
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
     ApiError::not_found(format!("no {} with id {id}", T::KIND))
-}
-
-impl App {
-    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
-    pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
-            }
-        };
-        let preflight = req.is_preflight() && response.status == 204;
-        let methods = response
-            .header("Allow")
-            .filter(|_| preflight)
-            .map(str::to_string);
-        let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
-        match methods {
-            Some(methods) => {
-                headers.push(("Access-Control-Allow-Methods", methods.into()));
-                let asked = req.header("Access-Control-Request-Headers");
-                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
-                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
-                }
-                headers.push(("Access-Control-Max-Age", "600".into()));
-            }
-            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
-        }
-        response
-    }
 }
 
 #[cfg(test)]

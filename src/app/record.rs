@@ -109,7 +109,7 @@ impl Recorder {
     /// journal's own (`/_admin`). `body`: the body as the request read it
     /// (`Request::body_read`); `None` when it was never read.
     pub fn add(&self, req: &Request<'_>, body: Option<Vec<u8>>, response: &Response, at: Started) {
-        if super::segments(req.path()).first() == Some(&"_admin") {
+        if super::segments(req.path()).0.first() == Some(&"_admin") {
             return;
         }
         let headers = req.headers.iter();
@@ -226,7 +226,7 @@ fn body_size(req: &Request<'_>, response: &Response) -> usize {
     }
     if matches!(&response.body, Some((PROBLEM_JSON, _))) {
         let mut sent = response.clone();
-        sent.identify(req.id);
+        sent.identify(req.id.to_string());
         return sent.body_bytes().len();
     }
     response.body_bytes().len()

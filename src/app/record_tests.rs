@@ -193,7 +193,7 @@ fn a_problem_is_counted_as_sent_with_its_instance() {
     };
     let problem = Response::from(ApiError::not_found("no resource at /api/nothing"));
     let mut sent = problem.clone();
-    sent.identify("abc-1");
+    sent.identify("abc-1".to_string());
     assert!(sent.body_bytes().len() > problem.body_bytes().len());
     assert_eq!(body_size(&req, &problem), sent.body_bytes().len());
     req.method = Method::Head;

@@ -36,15 +36,16 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 
 #[test]
 fn segments_of_paths() {
-    assert_eq!(segments("/api/todos/"), ["api", "todos"]);
-    assert_eq!(segments("/api/todos//"), ["api", "todos", ""]);
-    assert_eq!(
-        segments("/api/todos/1/x/y"),
-        ["api", "todos", "1", "x", "y"]
-    );
-    assert_eq!(segments("http://localhost:8080/api"), ["api"]);
-    assert!(segments("http://localhost:8080").is_empty());
-    assert!(segments("*").is_empty());
+    let of = |path| {
+        let (parts, count) = segments(path);
+        parts[..count].to_vec()
+    };
+    assert_eq!(of("/api/todos/"), ["api", "todos"]);
+    assert_eq!(of("/api/todos//"), ["api", "todos", ""]);
+    assert_eq!(of("/api/todos/1/x/y"), ["api", "todos", "1", "x"]);
+    assert_eq!(of("http://localhost:8080/api"), ["api"]);
+    assert!(of("http://localhost:8080").is_empty());
+    assert!(of("*").is_empty());
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
 //! but empty, it is refused, never read as "off"; and a switch's variable
-//! (`NO_CORS`, `ALLOW_RESET`), which takes only the words of
+//! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
 //! subcommand, which reads only the server's address.
@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use crate::model::generate::Spec;
 
+pub mod faults;
 mod options;
 
-pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
+pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 use options::{OPTS, Opt, shown, switch};
 
 /// Everything the server needs to start.
@@ -60,6 +61,8 @@ pub struct Config {
     pub seed: u64,
     /// `--record N`: keep the last N requests for `/_admin/requests`.
     pub record: Option<usize>,
+    /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
+    pub faults: faults::Faults,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -85,9 +88,6 @@ impl fmt::Debug for Secret {
 /// The longest `--delay` and `_delay`, in milliseconds.
 pub const MAX_DELAY_MS: u64 = 10_000;
 
-/// The largest `--record N`.
-pub const MAX_RECORD: usize = 100_000;
-
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -109,6 +109,7 @@ impl Default for Config {
             generate: None,
             seed: 0,
             record: None,
+            faults: faults::Faults::default(),
         }
     }
 }
@@ -164,6 +165,7 @@ impl Config {
         if self.log_level != default.log_level {
             modes.push(format!("log level {}", self.log_level));
         }
+        modes.extend(self.faults.mode(self.seed));
         modes
     }
 }
@@ -399,6 +401,7 @@ pub fn parse(
         }
     }
     check_generate(&config)?;
+    faults::check(&config, &given)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers

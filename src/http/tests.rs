@@ -308,7 +308,7 @@ fn json_named_explicitly() {
 #[test]
 fn identify_adds_the_field_and_the_problem_instance() {
     let mut problem = Response::from(ApiError::NotAcceptable);
-    problem.identify("abc-1");
+    problem.identify("abc-1".to_string());
     assert_eq!(problem.header("X-Request-Id"), Some("abc-1"));
     let body: serde_json::Value = serde_json::from_slice(problem.body_bytes()).unwrap();
     assert_eq!(body["instance"], "urn:request:abc-1");
@@ -316,11 +316,11 @@ fn identify_adds_the_field_and_the_problem_instance() {
 
     // Other bodies are left as they are.
     let mut ok = Response::json(200, &serde_json::json!({"id": 1}));
-    ok.identify("abc-2");
+    ok.identify("abc-2".to_string());
     assert_eq!(ok.header("X-Request-Id"), Some("abc-2"));
     assert_eq!(ok.body_bytes(), br#"{"id":1}"#);
     let mut empty = Response::empty(304);
-    empty.identify("abc-3");
+    empty.identify("abc-3".to_string());
     let wire = String::from_utf8(empty.encode("d", false, None)).unwrap();
     assert!(wire.contains("\r\nX-Request-Id: abc-3\r\n"), "{wire}");
 }

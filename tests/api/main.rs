@@ -9,6 +9,7 @@ mod capacity;
 mod cli;
 mod ecosystem;
 mod errors;
+mod faults;
 mod generate;
 mod habits;
 mod hardening;
