@@ -373,3 +373,28 @@ fn the_openapi_document_describes_the_journal_as_a_feature() {
         assert!(required.iter().any(|r| r == field.as_str()), "{field}");
     }
 }
+
+#[test]
+fn failures_on_purpose_are_recorded_the_closed_one_as_444() {
+    let mut config = config();
+    config.record = Some(10);
+    config.faults.on = true;
+    let server = TestServer::with_config(config);
+    let failed = server.get("/api/todos?_status=503");
+    problem(&failed, 503);
+    let closed = server.raw(b"GET /api/todos?_fault=close HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert!(closed.is_empty(), "{}", String::from_utf8_lossy(&closed));
+    let (entries, total) = journal(&server, "");
+    assert_eq!(total, 2);
+    assert_eq!(entries[1]["status"], 503);
+    assert_eq!(entries[1]["size"], failed.body.len());
+    assert_eq!(entries[1]["id"], id_of(&failed));
+    // No response: the status the access log shows, and no body.
+    assert_eq!(entries[0]["target"], "/api/todos?_fault=close");
+    assert_eq!(
+        (entries[0]["status"].as_u64(), entries[0]["size"].as_u64()),
+        (Some(444), Some(0))
+    );
+    // The journal itself never fails on purpose.
+    problem(&server.get("/_admin/requests?_status=503"), 400);
+}
