@@ -16,7 +16,8 @@
 # - todos written on the volume survive removing the container and
 #   starting a new one;
 # - `docker kill -s KILL` during writes loses no acknowledged write;
-# - 100,000 todos and 100,000 widgets (--max-items) fit in --memory 64m.
+# - 100,000 todos and 100,000 widgets (--max-items) fit in --memory 64m,
+#   and a header too large for it gets the server killed by the kernel.
 #
 # It also prints the image's size, the idle RSS of the server and its
 # start-up time (from `docker run` to the first 200, the median of 3).
@@ -25,7 +26,7 @@
 # bridge, no iptables rules) only when no engine answers, and stops only
 # the dockerd it started. Removes the containers, volume and image it made,
 # even on failure. Every wait is a bounded loop. Run by scripts/test.sh;
-# takes about 20 s once the static binary is built.
+# takes 10 to 20 s once the static binary is built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -267,6 +268,30 @@ full_rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' "/proc/$(server_pid "$full")/status
     fail "100,000 todos and widgets under --memory 64m: not running" "$full"
 ok "100,000 todos and 100,000 widgets fit in --memory 64m ($full_rss)"
 docker rm --force --volumes "$full" >/dev/null
+
+# A header of any size is read into memory by the HTTP library: the memory
+# limit is what stops it, the kernel killing the process.
+run -e DATA_FILE=
+huge=$name
+answering "$huge"
+python3 - "$port" <<'EOF'
+import socket, sys
+try:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10) as s:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Huge: ")
+        for _ in range(256):  # MiB: four times the limit
+            s.sendall(b"a" * (1 << 20))
+except OSError:
+    pass  # the connection reset as the server was killed: checked below
+EOF
+for _ in $(seq 100); do
+    [ "$(docker inspect --format '{{.State.Running}}' "$huge")" = false ] && break
+    sleep 0.1
+done
+[ "$(docker inspect --format '{{.State.ExitCode}} {{.State.OOMKilled}}' "$huge")" = "137 true" ] ||
+    fail "a 256 MiB header under --memory 64m: $(docker inspect --format '{{.State.Status}} {{.State.ExitCode}} OOMKilled {{.State.OOMKilled}}' "$huge")" "$huge"
+ok "a huge header under --memory 64m: the kernel stops the server (137, OOMKilled)"
+docker rm --force --volumes "$huge" >/dev/null
 
 # 5. A data file on the read-only root file system cannot be made.
 run -e DATA_FILE=/db.json
