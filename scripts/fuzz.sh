@@ -66,7 +66,7 @@ trap cleanup EXIT
 token=fuzz-token
 auth="Authorization: Bearer $token"
 # A flag for every feature the document marks with x-feature (app/openapi.rs).
-every_feature=(--allow-reset --auth-token "$token" --faults)
+every_feature=(--allow-reset --auth-token "$token" --faults --record 100)
 
 # serve NAME FLAGS...: a server of its own, its document in $tmp/NAME.json,
 # validated; sets base.
@@ -125,5 +125,8 @@ serve defaults
 fuzz "on the defaults, no configuration file" defaults "$few_examples"
 serve both --allow-reset --auth-token "$token"
 fuzz "with --allow-reset --auth-token, no configuration file" both "$few_examples"
-fuzz "narrowed by scripts/schemathesis.toml" both "$max_examples" scripts/schemathesis.toml
+# --record too: the journal's operations (x-feature record) are fuzzed as well.
+serve recorded --allow-reset --auth-token "$token" --record 1000
+fuzz "narrowed by scripts/schemathesis.toml, with --record" recorded "$max_examples" \
+    scripts/schemathesis.toml
 echo "fuzz: $runs runs, $cases test cases, 0 failures, $known known (seed $seed)"

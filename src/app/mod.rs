@@ -8,9 +8,10 @@
 //!
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
-//! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
-//!    token, else 401; then failure on purpose (`faults.rs`: `_status`,
-//!    `_fault`, `--fail-rate`), before anything is read or changed;
+//! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
+//!    and not for `OPTIONS`: the bearer token, else 401; then failure on
+//!    purpose (`faults.rs`: `_status`, `_fault`, `--fail-rate`), before
+//!    anything is read or changed;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -35,7 +36,9 @@
 //! ([`App::cors`]), and an `/api` response the delay of `_delay` or
 //! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
 //! document) are answered in `index.rs`; the OpenAPI document itself, made
-//! for the configuration, is `openapi.rs`'s.
+//! for the configuration, is `openapi.rs`'s. With `--record N`, each
+//! exchange is then recorded, and `/_admin/requests` shows the last N
+//! (`record.rs`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,6 +57,7 @@ mod cors;
 mod faults;
 mod index;
 mod openapi;
+mod record;
 
 pub use cors::EXPOSED;
 
@@ -81,11 +85,13 @@ pub struct App {
     options: Options,
     /// With `--faults`: its settings and its count of requests.
     faults: Option<faults::Faults>,
+    /// `--record N`: the request journal; `None` when off.
+    recorder: Option<record::Recorder>,
     /// The OpenAPI document this configuration serves (`openapi.rs`).
     openapi: openapi::Served,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`.
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
@@ -94,6 +100,7 @@ pub struct Options {
     pub cors: Cors,
     pub faults: config::faults::Faults,
     pub seed: u64,
+    pub record: Option<usize>,
 }
 
 impl Options {
@@ -105,6 +112,7 @@ impl Options {
             cors: config.cors.clone(),
             faults: config.faults.clone(),
             seed: config.seed,
+            record: config.record,
         }
     }
 }
@@ -114,8 +122,34 @@ impl Options {
 type Query = Result<Vec<(String, String)>, ApiError>;
 
 impl Handler for App {
-    /// Answers one request. Never fails: every error becomes its problem+json.
+    /// Answers one request, and records it with `--record`. Never fails:
+    /// every error becomes its problem+json.
     fn handle(&self, req: &mut Request<'_>) -> Response {
+        let Some(recorder) = &self.recorder else {
+            return self.respond(req);
+        };
+        let started = record::Started::now();
+        let response = self.respond(req);
+        let body = req.body_read.take();
+        recorder.add(req, body, &response, started);
+        response
+    }
+
+    /// A request the transport refused (ambiguous framing) or whose
+    /// handling panicked: the problem document, with CORS header fields.
+    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
+        let response = self.cors(req, Response::from(error));
+        if let Some(recorder) = &self.recorder {
+            let started = record::Started::now();
+            recorder.add(req, req.body_read.clone(), &response, started);
+        }
+        response
+    }
+}
+
+impl App {
+    /// The response to a request the transport passed on.
+    fn respond(&self, req: &mut Request<'_>) -> Response {
         let (path, query) = req.path_and_query();
         let (parts, count) = segments(path);
         let segments = &parts[..count];
@@ -130,14 +164,6 @@ impl Handler for App {
         self.cors(req, response)
     }
 
-    /// A request the transport refused (ambiguous framing) or whose
-    /// handling panicked: the problem document, with CORS header fields.
-    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
-        self.cors(req, Response::from(error))
-    }
-}
-
-impl App {
     /// The application with every option off.
     pub fn new(store: Store) -> App {
         App::with_options(store, Options::default())
@@ -145,12 +171,14 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
+        let recorder = options.record.map(record::Recorder::new);
         let openapi = openapi::Served::new(&options);
         App {
             store,
             health,
             faults: faults::Faults::new(&options.faults, options.seed),
             options,
+            recorder,
             openapi,
         }
     }
@@ -177,6 +205,7 @@ impl App {
             ["api", "widgets", id] => self.item::<Widget>(req, id, query),
             ["api", "todos"] => self.collection::<Todo>(req, query),
             ["api", "todos", id] => self.item::<Todo>(req, id, query),
+            ["_admin", ..] => self.admin(req, segments, query),
             _ => Err(index::no_route(req.target, segments)),
         }
     }
@@ -357,7 +386,8 @@ impl App {
         });
         let Some(sent) = sent else {
             return Err(ApiError::Unauthorized {
-                detail: "this server needs Authorization: Bearer <token> on /api".into(),
+                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
+                    .into(),
             });
         };
         let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
@@ -444,6 +474,7 @@ fn options(methods: &[Method]) -> Response {
 fn allow(methods: &[Method]) -> &'static str {
     match methods.len() {
         2 => "GET, HEAD, OPTIONS",
+        3 if methods.contains(&Method::Delete) => "GET, HEAD, DELETE, OPTIONS",
         3 => "GET, HEAD, POST, OPTIONS",
         4 => "GET, HEAD, POST, DELETE, OPTIONS",
         _ => "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",

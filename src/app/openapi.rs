@@ -50,6 +50,7 @@ fn offers(options: &Options, feature: &str) -> Option<bool> {
         "allow-reset" => Some(options.allow_reset),
         "auth-token" => Some(options.auth_token.is_some()),
         "faults" => Some(options.faults.on),
+        "record" => Some(options.record.is_some()),
         _ => None,
     }
 }

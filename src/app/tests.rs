@@ -7,11 +7,13 @@ fn call(app: &App, method: &str, target: &str, headers: &[(&'static str, &str)])
     let mut req = Request {
         method: Method::parse(method),
         method_name: method,
+        id: "test-1",
         target,
         headers: headers.iter().map(|(n, v)| (*n, v.to_string())).collect(),
         content_length: None,
         body: &mut body,
         max_body_bytes: 1024,
+        body_read: None,
     };
     app.handle(&mut req)
 }
@@ -21,11 +23,13 @@ fn post(app: &App, target: &str, json: &str) -> Response {
     let mut req = Request {
         method: Method::Post,
         method_name: "POST",
+        id: "test-1",
         target,
         headers: vec![("Content-Type", "application/json".into())],
         content_length: Some(json.len() as u64),
         body: &mut body,
         max_body_bytes: 1024,
+        body_read: None,
     };
     app.handle(&mut req)
 }

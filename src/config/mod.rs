@@ -21,7 +21,7 @@ use crate::model::generate::Spec;
 pub mod faults;
 mod options;
 
-pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
+pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 use options::{OPTS, Opt, shown, switch};
 
 /// Everything the server needs to start.
@@ -59,6 +59,8 @@ pub struct Config {
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
     pub seed: u64,
+    /// `--record N`: keep the last N requests for `/_admin/requests`.
+    pub record: Option<usize>,
     /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
     pub faults: faults::Faults,
 }
@@ -106,6 +108,7 @@ impl Default for Config {
             max_connections: None,
             generate: None,
             seed: 0,
+            record: None,
             faults: faults::Faults::default(),
         }
     }
@@ -153,6 +156,11 @@ impl Config {
         }
         if self.write_timeout != default.write_timeout {
             modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
+        }
+        if let Some(n) = self.record {
+            modes.push(format!(
+                "recording the last {n} requests at /_admin/requests"
+            ));
         }
         if self.log_level != default.log_level {
             modes.push(format!("log level {}", self.log_level));

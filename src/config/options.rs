@@ -25,18 +25,21 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
   --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
-  --read-timeout S     idle or body time limit [READ_TIMEOUT] (30)
-  --write-timeout S    one write's time limit [WRITE_TIMEOUT] (30)
+  --read-timeout S --write-timeout S  limits [READ_TIMEOUT, WRITE_TIMEOUT] (30)
   --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
   --cors-origin URL | --no-cors  only URL; none [CORS_ORIGINS, NO_CORS=1] (any)
   --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
   --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
   --auth-token T, --auth-token-file F  Bearer T [AUTH_TOKEN, AUTH_TOKEN_FILE]
+  --record N           last N requests, 64 MiB max: /_admin/requests [RECORD]
   --generate SPEC --seed S  fill a new store: todos=N,widgets=N [GENERATE, SEED]
   --faults --fail-rate P --fail-status N  [FAULTS=1, FAIL_RATE, FAIL_STATUS]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
 An empty variable is unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS, NO_CORS,
 ALLOW_RESET or FAULTS is refused. Exit 2: a bad value; 1: busy port, bad data.";
+
+/// The largest `--record N`.
+pub const MAX_RECORD: usize = 100_000;
 
 /// One option: flag, environment variable, and how to store its value.
 pub(super) struct Opt {
@@ -225,6 +228,15 @@ pub(super) const OPTS: &[Opt] = &[
                 .ok()
                 .filter(|_| v.bytes().all(|b| b.is_ascii_digit()))
                 .ok_or("a whole number from 0 to 18446744073709551615")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--record",
+        env: "RECORD",
+        set: |c, v| {
+            c.record =
+                Some(number(v, 1, MAX_RECORD).ok_or("a number of requests from 1 to 100000")?);
             Ok(())
         },
     },

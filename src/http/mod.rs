@@ -177,6 +177,8 @@ pub struct Request<'a> {
     pub method: Method,
     /// The method as sent, for messages about unsupported ones.
     pub method_name: &'a str,
+    /// The request's id: its response's `X-Request-Id` (the transport's).
+    pub id: &'a str,
     /// The request target: path plus optional `?query`.
     pub target: &'a str,
     /// The fields of [`READ_HEADERS`] the request has.
@@ -187,6 +189,8 @@ pub struct Request<'a> {
     pub body: &'a mut dyn Read,
     /// `--max-body-bytes`.
     pub max_body_bytes: usize,
+    /// The body as [`Request::fields`] read it, kept for `--record`.
+    pub body_read: Option<Vec<u8>>,
 }
 
 impl<'a> Request<'a> {
@@ -242,21 +246,21 @@ impl<'a> Request<'a> {
         };
         let expected = self.content_length.map_or(0, |n| n as usize);
         let body = read_capped(&mut *self.body, limit, expected)?;
-        if body.is_empty() {
-            return Err(ApiError::BadRequest {
+        let fields = match format {
+            _ if body.is_empty() => Err(ApiError::BadRequest {
                 detail: "the request body is empty".into(),
                 hint: Some(format!(
                     "send a JSON object with Content-Type: application/json, e.g. {example}"
                 )),
-            });
-        }
-        match format {
+            }),
             Some(BodyFormat::Json) => decode_json(&body),
             Some(BodyFormat::Form) => decode_form(&body),
             None => Err(ApiError::UnsupportedMediaType {
                 detail: "the request has a body but no Content-Type".into(),
             }),
-        }
+        };
+        self.body_read = Some(body);
+        fields
     }
 }
 

@@ -270,11 +270,13 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     let mut request = Request {
         method,
         method_name: &method_name,
+        id: &id,
         target: &target,
         headers,
         content_length: framing.length,
         body: &mut body,
         max_body_bytes: workers.max_body_bytes,
+        body_read: None,
     };
     // 2. The handler, whose panic is a 500 and leaves the worker alive.
     let handler = &*workers.handler;

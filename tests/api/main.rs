@@ -16,6 +16,7 @@ mod hardening;
 mod lifecycle;
 mod openapi;
 mod queries;
+mod record;
 mod request_ids;
 mod resources;
 mod shutdown;

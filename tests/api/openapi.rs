@@ -127,6 +127,7 @@ fn with_every_feature_on_the_file_is_served() {
             on: true,
             ..Faults::default()
         },
+        record: Some(100),
         ..config()
     });
     let response = server.send("GET", "/api/openapi.json", &[TOKEN], b"");
