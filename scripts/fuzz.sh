@@ -24,13 +24,13 @@
 #
 # Both tools come from PyPI, pinned, into a virtualenv under target/.
 # Bounded: at most --max-examples cases per operation and phase in run 3
-# (default 100) and a third of that in each run of 2: under three minutes
+# (default 80) and a third of that in each run of 2: about three minutes
 # in all on 2 cores, and ten minutes at most for each run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-max_examples=100
+max_examples=80
 seed=20261121
 while [ $# -gt 0 ]; do
     case $1 in
