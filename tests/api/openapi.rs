@@ -106,10 +106,13 @@ fn the_served_document_follows_the_flags() {
         let all = operations(&file);
         assert!(ops.iter().all(|op| all.contains(op)), "{flags}");
         assert_eq!(document["info"], file["info"]);
-        assert_eq!(
-            document["components"]["schemas"],
-            file["components"]["schemas"]
-        );
+        let schemas = document["components"]["schemas"]
+            .as_object()
+            .expect("schemas");
+        for (name, schema) in schemas {
+            assert_eq!(schema, &file["components"]["schemas"][name], "{name}");
+        }
+        assert!(schemas.contains_key("Todo") && !schemas.contains_key("RecordedRequest"));
     }
     // Four documents, four entity tags.
     tags.sort();
