@@ -28,7 +28,7 @@
 //! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, and the handlers; `index.rs`: what is served and where (`/`, with `index.html` for a browser; `/api`; `/healthz`; the OpenAPI document, `openapi.json`) and the 404 of unknown paths |
 //! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON decoding, the query string, the HTTP/1.1 encoding; `form.rs`: form bodies; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `mod.rs`: the locked collections, ids, the cached list; `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `files.rs` (the files on disk) |
+//! | `store/` | `mod.rs`: the locked collections, ids, the cached items; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `direct.rs` (an item loaded the fast way), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
 //! | `health.rs` | what the transport tells `/healthz` |

@@ -55,6 +55,7 @@ use items::Items;
 use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
 use load::{Loaded, State};
 
+mod direct;
 mod files;
 pub mod items;
 mod journal;
