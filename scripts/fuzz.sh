@@ -47,7 +47,8 @@ tmp=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-start_server "$tmp" --log-level warn --allow-reset
+# --record: the journal's operations (x-feature record) are served and fuzzed too.
+start_server "$tmp" --log-level warn --allow-reset --record 1000
 pid=$SERVER_PID
 base=$SERVER_URL
 

@@ -51,8 +51,9 @@ Values that vary. The value of `Date` is never compared (only that it is
 sent). A header value written as a lower-case word in angle brackets, such
 as `ETag: <etag>`, stands for any value. In a JSON body, such a word inside
 a string stands for any text there: `"instance": "urn:request:<id>"`
-matches every request id. Nothing else is ignored: ETags are hashes of the
-body, so the same data gives the same tags.
+matches every request id; and one standing bare where a value goes,
+`"duration_ms":<ms>`, for any number. Nothing else is ignored: ETags are
+hashes of the body, so the same data gives the same tags.
 
 Prints one line per example and `readme: N passed, M failed`; on a
 mismatch, a diff (expected, then actual). Exits 1 if any example failed.
@@ -76,6 +77,10 @@ HEADER = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*?)[ \t]*$")
 PLACEHOLDER = re.compile(r"^<[a-z][a-z0-9 -]*>$")
 # The same word inside a JSON string.
 IN_STRING = re.compile(r"<[a-z][a-z0-9 -]*>")
+# The same word bare, where a JSON value goes: any number. It is read as a
+# string that starts with NUMBER, which no README text holds.
+BARE = re.compile(r"(?<=[:\[,])(\s*)(<[a-z][a-z0-9 -]*>)(?=\s*[,}\]])")
+NUMBER = "\0"
 DEFAULT_FLAGS = ["--data", "db.json"]
 COMMAND_TIMEOUT = 30
 START_TIMEOUT = 10
@@ -204,7 +209,7 @@ def same_text(expected, actual):
     """Equal as JSON when both are JSON, else exactly."""
     e, a = "\n".join(expected).strip(), "\n".join(actual).strip()
     try:
-        return same_json(json.loads(e), json.loads(a))
+        return same_json(json.loads(BARE.sub(r'\1"\\u0000\2"', e)), json.loads(a))
     except ValueError:
         return e == a
 
@@ -217,6 +222,8 @@ def same_json(expected, actual):
     if isinstance(expected, list) and isinstance(actual, list):
         return len(expected) == len(actual) and all(
             same_json(e, a) for e, a in zip(expected, actual))
+    if isinstance(expected, str) and expected.startswith(NUMBER):
+        return isinstance(actual, (int, float)) and not isinstance(actual, bool)
     if isinstance(expected, str) and isinstance(actual, str) and IN_STRING.search(expected):
         parts = IN_STRING.split(expected)
         pattern = ".+".join(re.escape(part) for part in parts)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, then the release
-#   binary started on a free port and walked by scripts/smoke.sh, the same
+#   binary started on a free port and walked by scripts/smoke.sh, a client
+#   scenario checked from the request journal (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, react-admin's json-server
-#   data provider run unchanged with Node, the abuse suite, the kill -9
+#   data provider run unchanged with Node, the abuse suite, the image
+#   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, a full disk under --data (as root), every
 #   example of the README, and the benchmark in its quick mode.
 set -euo pipefail
@@ -35,6 +37,10 @@ pid=$SERVER_PID
 BASE_URL="$SERVER_URL" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 
+echo "== the request journal: a client scenario, asserted from /_admin/requests"
+sh scripts/record.sh | tee "$tmp/record"
+record_passed=$(sed -n 's/^record: \([0-9]*\) passed.*/\1/p' "$tmp/record")
+
 echo "== nginx in front of the release binary: attacks it stops, the smoke test through it"
 scripts/proxy.sh | tee "$tmp/proxy"
 proxy_passed=$(sed -n 's/^proxy: \([0-9]*\) passed.*/\1/p' "$tmp/proxy")
@@ -51,6 +57,10 @@ abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
 echo "== HTTPS: the tls feature, the smoke test over https"
 scripts/tls.sh | tee "$tmp/tls"
 tls_passed=$(sed -n 's/^tls: \([0-9]*\) passed.*/\1/p' "$tmp/tls")
+
+echo "== the container image: FROM scratch, run with Docker on host networking"
+scripts/container-test.sh | tee "$tmp/container"
+container_passed=$(sed -n 's/^container: \([0-9]*\) passed.*/\1/p' "$tmp/container")
 
 echo "== OpenAPI: validator, and schemathesis against the release binary"
 scripts/fuzz.sh | tee "$tmp/fuzz"
@@ -85,4 +95,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + browser_passed + readme_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"

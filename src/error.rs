@@ -86,6 +86,10 @@ pub enum ApiError {
     Unavailable { detail: String },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
+    /// Any error status (`config/faults.rs` says which), asked for with
+    /// `_status` or given by `--fail-rate`, with `--faults` on: nothing was
+    /// read or changed (`app/faults.rs`).
+    OnPurpose { status: u16, detail: String },
 }
 
 impl ApiError {
@@ -105,6 +109,7 @@ impl ApiError {
             ApiError::Internal => 500,
             ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
             ApiError::InsufficientStorage { .. } | ApiError::Exhausted { .. } => 507,
+            ApiError::OnPurpose { status, .. } => *status,
         }
     }
 
@@ -189,6 +194,7 @@ impl fmt::Display for ApiError {
                 f.write_str(detail)
             }
             ApiError::Internal => f.write_str("the server failed to handle this request"),
+            ApiError::OnPurpose { detail, .. } => f.write_str(detail),
         }
     }
 }

@@ -25,11 +25,11 @@
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `start()`; `open_store()`, which fills a new store with `--generate` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
-//! | `app/` | the routing table, the order of checks, auth, CORS, `_delay`, and the handlers; `index.rs`: what is served and where (`/`, with `index.html` for a browser; `/api`; `/healthz`; the OpenAPI document, `openapi.json`) and the 404 of unknown paths |
-//! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON decoding, the query string, the HTTP/1.1 encoding; `form.rs`: form bodies; `problem.rs`: every error as problem+json |
+//! | `app/` | the routing table, the order of checks, auth, `_delay`, and the handlers; `cors.rs`: the CORS header fields every response gets; `index.rs`: what is served and where (`/`, with `index.html` for a browser; `/api`; `/healthz`; the OpenAPI document, `openapi.json`) and the 404 of unknown paths; `faults.rs`: failure on purpose (`--faults`: `_status`, `_fault=close`, `--fail-rate`); `record.rs`: the request journal of `--record` and its endpoints, `/_admin/requests` |
+//! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON decoding, the query string, the HTTP/1.1 encoding; `form.rs`: form bodies; `problem.rs`: every error as problem+json; `status.rs`: the status codes and their reason phrases |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
 //! | `store/` | `mod.rs`: the locked collections, ids, the cached items; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `direct.rs` (an item loaded the fast way), `files.rs` (the files on disk) |
-//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help` |
+//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help`; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status`, and which statuses `_status` may ask for |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
@@ -126,6 +126,7 @@ pub fn transport_settings(config: &Config) -> transport::Settings {
         write_timeout: config.write_timeout,
         max_connections: config.max_connections,
         tls: config.tls.clone(),
+        may_leave_unanswered: config.faults.on,
     }
 }
 

@@ -143,6 +143,11 @@ fn main() -> ExitCode {
         }
     };
 
+    // Before the listening line: a script that reads it and at once sends
+    // SIGTERM must find the handlers in place, not the default action, which
+    // kills the process without a graceful stop. A signal caught this early
+    // waits for the thread below.
+    let signals = Signals::new([SIGINT, SIGTERM]);
     let scheme = if config.tls.is_some() {
         "https"
     } else {
@@ -160,7 +165,7 @@ fn main() -> ExitCode {
     }
 
     let stopper = server.stopper();
-    match Signals::new([SIGINT, SIGTERM]) {
+    match signals {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {

@@ -8,8 +8,10 @@
 //!
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
-//! 2. with `--auth-token`, on `/api` and not for `OPTIONS`: the bearer
-//!    token, else 401;
+//! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
+//!    and not for `OPTIONS`: the bearer token, else 401; then failure on
+//!    purpose (`faults.rs`: `_status`, `_fault`, `--fail-rate`), before
+//!    anything is read or changed;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -32,28 +34,30 @@
 //! Every response, errors included, then gets its CORS header fields
 //! ([`App::cors`]), and an `/api` response the delay of `_delay` or
 //! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
-//! document) are answered in `index.rs`.
+//! document) are answered in `index.rs`. With `--record N`, each exchange
+//! is then recorded, and `/_admin/requests` shows the last N (`record.rs`).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{Config, Cors, MAX_DELAY_MS, Secret};
+use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
-use crate::http::{Body, JSON, Method, Request, Response, names_json};
+use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 use crate::transport::Handler;
 
+mod cors;
+mod faults;
 mod index;
+mod record;
+
+pub use cors::EXPOSED;
 
 /// The OpenAPI 3.1 document describing this API.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
-
-/// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
 
 /// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
 const INDEX: &[Method] = &[Method::Get, Method::Head];
@@ -73,15 +77,22 @@ pub struct App {
     /// What the transport reports for `/healthz`.
     pub health: Arc<Health>,
     options: Options,
+    /// With `--faults`: its settings and its count of requests.
+    faults: Option<faults::Faults>,
+    /// `--record N`: the request journal; `None` when off.
+    recorder: Option<record::Recorder>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS.
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
+    pub faults: config::faults::Faults,
+    pub seed: u64,
+    pub record: Option<usize>,
 }
 
 impl Options {
@@ -91,6 +102,9 @@ impl Options {
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
+            faults: config.faults.clone(),
+            seed: config.seed,
+            record: config.record,
         }
     }
 }
@@ -100,13 +114,40 @@ impl Options {
 type Query = Result<Vec<(String, String)>, ApiError>;
 
 impl Handler for App {
-    /// Answers one request. Never fails: every error becomes its problem+json.
+    /// Answers one request, and records it with `--record`. Never fails:
+    /// every error becomes its problem+json.
     fn handle(&self, req: &mut Request<'_>) -> Response {
-        let path = req.path();
-        let segments = segments(path);
-        let query = req.query();
+        let Some(recorder) = &self.recorder else {
+            return self.respond(req);
+        };
+        let started = record::Started::now();
+        let response = self.respond(req);
+        let body = req.body_read.take();
+        recorder.add(req, body, &response, started);
+        response
+    }
+
+    /// A request the transport refused (ambiguous framing) or whose
+    /// handling panicked: the problem document, with CORS header fields.
+    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
+        let response = self.cors(req, Response::from(error));
+        if let Some(recorder) = &self.recorder {
+            let started = record::Started::now();
+            recorder.add(req, req.body_read.clone(), &response, started);
+        }
+        response
+    }
+}
+
+impl App {
+    /// The response to a request the transport passed on.
+    fn respond(&self, req: &mut Request<'_>) -> Response {
+        let (path, query) = req.path_and_query();
+        let (parts, count) = segments(path);
+        let segments = &parts[..count];
+        let query = query_pairs(query);
         let mut response = self
-            .route(req, &segments, &query)
+            .route(req, segments, &query)
             .unwrap_or_else(Response::from);
         if segments.first() == Some(&"api") {
             let delay = delay(&query).ok().flatten();
@@ -115,14 +156,6 @@ impl Handler for App {
         self.cors(req, response)
     }
 
-    /// A request the transport refused (ambiguous framing) or whose
-    /// handling panicked: the problem document, with CORS header fields.
-    fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
-        self.cors(req, Response::from(error))
-    }
-}
-
-impl App {
     /// The application with every option off.
     pub fn new(store: Store) -> App {
         App::with_options(store, Options::default())
@@ -130,10 +163,13 @@ impl App {
 
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
+        let recorder = options.record.map(record::Recorder::new);
         App {
             store,
             health,
+            faults: faults::Faults::new(&options.faults, options.seed),
             options,
+            recorder,
         }
     }
 
@@ -147,6 +183,9 @@ impl App {
         if segments.first() == Some(&"api") && req.method != Method::Options {
             self.authorize(req)?;
         }
+        if let Some(failed) = faults::check(self.faults.as_ref(), req, segments, query)? {
+            return Ok(failed);
+        }
         match segments {
             [""] => self.home(req, query),
             ["api"] => self.index(req, query),
@@ -156,6 +195,7 @@ impl App {
             ["api", "widgets", id] => self.item::<Widget>(req, id, query),
             ["api", "todos"] => self.collection::<Todo>(req, query),
             ["api", "todos", id] => self.item::<Todo>(req, id, query),
+            ["_admin", ..] => self.admin(req, segments, query),
             _ => Err(index::no_route(req.target, segments)),
         }
     }
@@ -336,7 +376,8 @@ impl App {
         });
         let Some(sent) = sent else {
             return Err(ApiError::Unauthorized {
-                detail: "this server needs Authorization: Bearer <token> on /api".into(),
+                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
+                    .into(),
             });
         };
         let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
@@ -423,6 +464,7 @@ fn options(methods: &[Method]) -> Response {
 fn allow(methods: &[Method]) -> &'static str {
     match methods.len() {
         2 => "GET, HEAD, OPTIONS",
+        3 if methods.contains(&Method::Delete) => "GET, HEAD, DELETE, OPTIONS",
         3 => "GET, HEAD, POST, OPTIONS",
         4 => "GET, HEAD, POST, DELETE, OPTIONS",
         _ => "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",
@@ -432,16 +474,30 @@ fn allow(methods: &[Method]) -> &'static str {
 /// The path's segments, for the routing table. One trailing slash is
 /// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
 /// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
-/// (`*`) has none.
-fn segments(path: &str) -> Vec<&str> {
-    let path = path.find("://").map_or(path, |at| {
-        let rest = &path[at + 3..];
-        rest.find('/').map_or("", |slash| &rest[slash..])
-    });
-    match path.strip_prefix('/') {
-        Some(path) => path.strip_suffix('/').unwrap_or(path).split('/').collect(),
-        None => Vec::new(),
+/// (`*`) has none. No route has more than three segments, so at most four
+/// are kept (a fourth one only says that there are more): an array, not a
+/// `Vec`, since this runs for every request.
+fn segments(path: &str) -> ([&str; 4], usize) {
+    let path = if path.starts_with('/') {
+        path
+    } else {
+        let rest = path.split_once("://").map(|(_, rest)| rest);
+        rest.map_or(path, |rest| {
+            rest.find('/').map_or("", |slash| &rest[slash..])
+        })
+    };
+    let mut parts = [""; 4];
+    let mut count = 0;
+    if let Some(path) = path.strip_prefix('/') {
+        for (part, segment) in parts
+            .iter_mut()
+            .zip(path.strip_suffix('/').unwrap_or(path).split('/'))
+        {
+            *part = segment;
+            count += 1;
+        }
     }
+    (parts, count)
 }
 
 /// The `_delay` parameter of an `/api` request: milliseconds, 0 to
@@ -508,51 +564,6 @@ fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiEr
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
     ApiError::not_found(format!("no {} with id {id}", T::KIND))
-}
-
-impl App {
-    /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
-    pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
-            }
-        };
-        let preflight = req.is_preflight() && response.status == 204;
-        let methods = response
-            .header("Allow")
-            .filter(|_| preflight)
-            .map(str::to_string);
-        let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
-        match methods {
-            Some(methods) => {
-                headers.push(("Access-Control-Allow-Methods", methods.into()));
-                let asked = req.header("Access-Control-Request-Headers");
-                if let Some(asked) = asked.filter(|h| !h.trim().is_empty()) {
-                    headers.push(("Access-Control-Allow-Headers", asked.to_string().into()));
-                }
-                headers.push(("Access-Control-Max-Age", "600".into()));
-            }
-            None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
-        }
-        response
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
 //! but empty, it is refused, never read as "off"; and a switch's variable
-//! (`NO_CORS`, `ALLOW_RESET`), which takes only the words of
+//! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
 //! subcommand, which reads only the server's address.
@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use crate::model::generate::Spec;
 
+pub mod faults;
 mod options;
 
-pub use options::{Cors, FAIL_CLOSED, HELP, parse_origin};
+pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 use options::{OPTS, Opt, shown, switch};
 
 /// Everything the server needs to start.
@@ -58,6 +59,10 @@ pub struct Config {
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
     pub seed: u64,
+    /// `--record N`: keep the last N requests for `/_admin/requests`.
+    pub record: Option<usize>,
+    /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
+    pub faults: faults::Faults,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -103,6 +108,8 @@ impl Default for Config {
             max_connections: None,
             generate: None,
             seed: 0,
+            record: None,
+            faults: faults::Faults::default(),
         }
     }
 }
@@ -150,9 +157,15 @@ impl Config {
         if self.write_timeout != default.write_timeout {
             modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
         }
+        if let Some(n) = self.record {
+            modes.push(format!(
+                "recording the last {n} requests at /_admin/requests"
+            ));
+        }
         if self.log_level != default.log_level {
             modes.push(format!("log level {}", self.log_level));
         }
+        modes.extend(self.faults.mode(self.seed));
         modes
     }
 }
@@ -388,6 +401,7 @@ pub fn parse(
         }
     }
     check_generate(&config)?;
+    faults::check(&config, &given)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers

@@ -6,7 +6,7 @@ use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Config, MAX_DELAY_MS, Secret};
+use super::{Config, MAX_DELAY_MS, Secret, faults};
 use crate::model::generate::parse_spec;
 
 /// `--help`: one screen (at most 24 lines of 80 columns, a test checks),
@@ -25,18 +25,21 @@ Options; each also reads the environment variable in [ ]; a flag wins:
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
   --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
-  --read-timeout S     idle or body time limit [READ_TIMEOUT] (30)
-  --write-timeout S    one write's time limit [WRITE_TIMEOUT] (30)
+  --read-timeout S --write-timeout S  limits [READ_TIMEOUT, WRITE_TIMEOUT] (30)
   --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
-  --cors-origin URL    only these origins; repeatable [CORS_ORIGINS] (any)
-  --no-cors            send no CORS headers [NO_CORS=1]
+  --cors-origin URL | --no-cors  only URL; none [CORS_ORIGINS, NO_CORS=1] (any)
   --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
   --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
   --auth-token T, --auth-token-file F  Bearer T [AUTH_TOKEN, AUTH_TOKEN_FILE]
+  --record N           last N requests, 64 MiB max: /_admin/requests [RECORD]
   --generate SPEC --seed S  fill a new store: todos=N,widgets=N [GENERATE, SEED]
+  --faults --fail-rate P --fail-status N  [FAULTS=1, FAIL_RATE, FAIL_STATUS]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
-An empty variable counts as unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS,
-NO_CORS or ALLOW_RESET is refused. Exit 2: a bad value; 1: busy port, bad data.";
+An empty variable is unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS, NO_CORS,
+ALLOW_RESET or FAULTS is refused. Exit 2: a bad value; 1: busy port, bad data.";
+
+/// The largest `--record N`.
+pub const MAX_RECORD: usize = 100_000;
 
 /// One option: flag, environment variable, and how to store its value.
 pub(super) struct Opt {
@@ -228,11 +231,44 @@ pub(super) const OPTS: &[Opt] = &[
             Ok(())
         },
     },
+    Opt {
+        flag: "--record",
+        env: "RECORD",
+        set: |c, v| {
+            c.record =
+                Some(number(v, 1, MAX_RECORD).ok_or("a number of requests from 1 to 100000")?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--faults",
+        env: "FAULTS",
+        set: |c, v| {
+            c.faults.on = switch(v)?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--fail-rate",
+        env: "FAIL_RATE",
+        set: |c, v| {
+            c.faults.rate = Some(faults::rate(v)?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--fail-status",
+        env: "FAIL_STATUS",
+        set: |c, v| {
+            c.faults.status = Some(faults::failure(v)?);
+            Ok(())
+        },
+    },
 ];
 
 /// The options that are switches: the flag alone turns them on, and their
 /// variable takes [`switch`]'s words.
-const SWITCHES: [&str; 2] = ["--no-cors", "--allow-reset"];
+const SWITCHES: [&str; 3] = ["--no-cors", "--allow-reset", "--faults"];
 
 impl Opt {
     /// Whether the flag takes a value (`--port 8080`) or is a switch

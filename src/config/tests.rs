@@ -434,3 +434,21 @@ fn generate_and_seed() {
         );
     }
 }
+
+#[test]
+fn record_keeps_1_to_100000_requests() {
+    assert_eq!(config(&[], &[]).record, None);
+    assert_eq!(config(&["--record", "1"], &[]).record, Some(1));
+    assert_eq!(config(&["--record=100000"], &[]).record, Some(100_000));
+    assert_eq!(config(&[], &[("RECORD", "50")]).record, Some(50));
+    assert_eq!(
+        config(&["--record", "7"], &[("RECORD", "x")]).record,
+        Some(7)
+    );
+    for bad in ["0", "100001", "-1", "ten", ""] {
+        let err = parse_with(&["--record", bad], &[]).unwrap_err();
+        assert!(err.to_string().contains("from 1 to 100000"), "{bad}: {err}");
+    }
+    let modes = config(&["--record", "5"], &[]).modes().join("; ");
+    assert!(modes.contains("recording the last 5 requests"), "{modes}");
+}

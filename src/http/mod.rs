@@ -29,6 +29,7 @@ use crate::model::{Fields, Members};
 
 mod form;
 mod problem;
+pub mod status;
 pub use form::decode_form;
 
 /// Whether an `Accept` value admits a JSON response: it names `*/*`,
@@ -173,6 +174,8 @@ pub struct Request<'a> {
     pub method: Method,
     /// The method as sent, for messages about unsupported ones.
     pub method_name: &'a str,
+    /// The request's id: its response's `X-Request-Id` (the transport's).
+    pub id: &'a str,
     /// The request target: path plus optional `?query`.
     pub target: &'a str,
     /// The fields of [`READ_HEADERS`] the request has.
@@ -183,6 +186,8 @@ pub struct Request<'a> {
     pub body: &'a mut dyn Read,
     /// `--max-body-bytes`.
     pub max_body_bytes: usize,
+    /// The body as [`Request::fields`] read it, kept for `--record`.
+    pub body_read: Option<Vec<u8>>,
 }
 
 impl<'a> Request<'a> {
@@ -200,16 +205,20 @@ impl<'a> Request<'a> {
         self.method == Method::Options && self.header("Access-Control-Request-Method").is_some()
     }
 
+    /// The path and the query (empty when there is none), split at the
+    /// first `?` (RFC 9112 section 3.2).
+    pub fn path_and_query(&self) -> (&'a str, &'a str) {
+        self.target.split_once('?').unwrap_or((self.target, ""))
+    }
+
     /// The path, without the query.
     pub fn path(&self) -> &'a str {
-        self.target
-            .split_once('?')
-            .map_or(self.target, |(path, _)| path)
+        self.path_and_query().0
     }
 
     /// The query's parameters, decoded: see [`query_pairs`].
     pub fn query(&self) -> Result<Vec<(String, String)>, ApiError> {
-        query_pairs(self.target.split_once('?').map_or("", |(_, query)| query))
+        query_pairs(self.path_and_query().1)
     }
 
     /// 406 unless `Accept` admits JSON (see [`accepts_json`]).
@@ -234,21 +243,21 @@ impl<'a> Request<'a> {
         };
         let expected = self.content_length.map_or(0, |n| n as usize);
         let body = read_capped(&mut *self.body, limit, expected)?;
-        if body.is_empty() {
-            return Err(ApiError::BadRequest {
+        let fields = match format {
+            _ if body.is_empty() => Err(ApiError::BadRequest {
                 detail: "the request body is empty".into(),
                 hint: Some(format!(
                     "send a JSON object with Content-Type: application/json, e.g. {example}"
                 )),
-            });
-        }
-        match format {
+            }),
             Some(BodyFormat::Json) => decode_json(&body),
             Some(BodyFormat::Form) => decode_form(&body),
             None => Err(ApiError::UnsupportedMediaType {
                 detail: "the request has a body but no Content-Type".into(),
             }),
-        }
+        };
+        self.body_read = Some(body);
+        fields
     }
 }
 
@@ -446,6 +455,9 @@ pub struct Response {
     /// How long to hold the response back (`--delay`, `_delay`): the
     /// transport sends it this much later, without a worker waiting.
     pub delay: Duration,
+    /// Send nothing: the transport closes the connection without a
+    /// response (`_fault=close`); the status is only logged.
+    pub unanswered: bool,
 }
 
 /// A response body: bytes made for this response, or shared with the
@@ -460,11 +472,11 @@ impl Response {
     /// Tags the response with its request's id: the `X-Request-Id` field,
     /// and in a problem document its `instance` (`problem.rs`). `id` must
     /// be safe in a header field (the transport checks a client's own).
-    pub fn identify(&mut self, id: &str) {
-        self.headers.push(("X-Request-Id", id.to_string().into()));
+    pub fn identify(&mut self, id: String) {
         if matches!(&self.body, Some((PROBLEM_JSON, _))) {
-            problem::add_instance(self, id);
+            problem::add_instance(self, &id);
         }
+        self.headers.push(("X-Request-Id", id.into()));
     }
 
     /// A JSON response with the given status.
@@ -495,6 +507,7 @@ impl Response {
             headers: Vec::with_capacity(4),
             body: None,
             delay: Duration::ZERO,
+            unanswered: false,
         }
     }
 
@@ -561,26 +574,7 @@ impl Response {
 /// The status code and reason phrase (RFC 9110 section 15) of each status
 /// we send, as the status line carries them (RFC 9112 section 4).
 pub fn status_text(status: u16) -> &'static str {
-    match status {
-        200 => "200 OK",
-        201 => "201 Created",
-        204 => "204 No Content",
-        304 => "304 Not Modified",
-        400 => "400 Bad Request",
-        401 => "401 Unauthorized",
-        404 => "404 Not Found",
-        405 => "405 Method Not Allowed",
-        406 => "406 Not Acceptable",
-        408 => "408 Request Timeout",
-        412 => "412 Precondition Failed",
-        413 => "413 Content Too Large",
-        415 => "415 Unsupported Media Type",
-        422 => "422 Unprocessable Content",
-        500 => "500 Internal Server Error",
-        503 => "503 Service Unavailable",
-        507 => "507 Insufficient Storage",
-        _ => "500 Internal Server Error",
-    }
+    status::defined(status).unwrap_or("500 Internal Server Error")
 }
 
 /// The reason phrase alone: the `title` of a problem document.

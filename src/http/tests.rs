@@ -160,11 +160,13 @@ fn request<'a>(target: &'a str, body: &'a mut dyn Read) -> Request<'a> {
     Request {
         method: Method::Post,
         method_name: "POST",
+        id: "test-1",
         target,
         headers: vec![("Content-Type", "application/json".into())],
         content_length: None,
         body,
         max_body_bytes: 8,
+        body_read: None,
     }
 }
 
@@ -195,6 +197,32 @@ fn body_cap_from_length_and_while_reading() {
             .status(),
         400
     );
+}
+
+#[test]
+fn the_body_read_is_kept_and_one_never_read_is_not() {
+    let read = |bytes: &[u8], content_type: &str, length: Option<u64>| {
+        let mut body = bytes;
+        let mut req = request("/", &mut body);
+        req.headers = vec![("Content-Type", content_type.to_string())];
+        req.content_length = length;
+        let status = req.fields(false, "{}").err().map(|err| err.status());
+        (status, req.body_read)
+    };
+    let json = "application/json";
+    assert_eq!(
+        read(b"{\"a\":1}", json, None),
+        (None, Some(b"{\"a\":1}".to_vec()))
+    );
+    // Read, then refused: kept as read.
+    assert_eq!(
+        read(b"{\"a\":", json, None),
+        (Some(400), Some(b"{\"a\":".to_vec()))
+    );
+    assert_eq!(read(b"", json, None), (Some(400), Some(Vec::new())));
+    // Refused before a byte is read: none.
+    assert_eq!(read(b"{}", "text/plain", None), (Some(415), None));
+    assert_eq!(read(b"{}", json, Some(9)), (Some(413), None));
 }
 
 #[test]
@@ -280,7 +308,7 @@ fn json_named_explicitly() {
 #[test]
 fn identify_adds_the_field_and_the_problem_instance() {
     let mut problem = Response::from(ApiError::NotAcceptable);
-    problem.identify("abc-1");
+    problem.identify("abc-1".to_string());
     assert_eq!(problem.header("X-Request-Id"), Some("abc-1"));
     let body: serde_json::Value = serde_json::from_slice(problem.body_bytes()).unwrap();
     assert_eq!(body["instance"], "urn:request:abc-1");
@@ -288,11 +316,11 @@ fn identify_adds_the_field_and_the_problem_instance() {
 
     // Other bodies are left as they are.
     let mut ok = Response::json(200, &serde_json::json!({"id": 1}));
-    ok.identify("abc-2");
+    ok.identify("abc-2".to_string());
     assert_eq!(ok.header("X-Request-Id"), Some("abc-2"));
     assert_eq!(ok.body_bytes(), br#"{"id":1}"#);
     let mut empty = Response::empty(304);
-    empty.identify("abc-3");
+    empty.identify("abc-3".to_string());
     let wire = String::from_utf8(empty.encode("d", false, None)).unwrap();
     assert!(wire.contains("\r\nX-Request-Id: abc-3\r\n"), "{wire}");
 }

@@ -27,14 +27,26 @@ pub struct SplitMix64 {
     state: u64,
 }
 
+/// What each step adds to the state: 2^64 divided by the golden ratio, odd.
+const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
 impl SplitMix64 {
     pub fn new(seed: u64) -> SplitMix64 {
         SplitMix64 { state: seed }
     }
 
+    /// The `n`-th number (from 1) of the generator seeded with `seed`,
+    /// without drawing those before it: each step adds [`GAMMA`] to the
+    /// state, so the state before the n-th is `seed + (n - 1) * GAMMA`.
+    /// `--fail-rate` draws one per request this way (`app/faults.rs`).
+    pub fn nth(seed: u64, n: u64) -> u64 {
+        let state = seed.wrapping_add(n.wrapping_sub(1).wrapping_mul(GAMMA));
+        SplitMix64::new(state).next_u64()
+    }
+
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.state = self.state.wrapping_add(GAMMA);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -185,6 +197,16 @@ mod tests {
         assert_eq!(rng.next_u64(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(rng.next_u64(), 0x6e78_9e6a_a1b9_65f4);
         assert_eq!(rng.next_u64(), 0x06c4_5d18_8009_454f);
+    }
+
+    #[test]
+    fn the_nth_number_is_the_one_drawn_nth() {
+        for seed in [0, 7, u64::MAX] {
+            let mut rng = SplitMix64::new(seed);
+            for n in 1..=100 {
+                assert_eq!(SplitMix64::nth(seed, n), rng.next_u64(), "{seed} {n}");
+            }
+        }
     }
 
     fn check(text: &str, expected: Result<Spec, &str>) {

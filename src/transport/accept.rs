@@ -108,6 +108,8 @@ pub(crate) struct Accepting {
     stuck_after: Duration,
     stuck_for: Duration,
     stopping: AtomicBool,
+    /// `Settings::may_leave_unanswered`, for each new connection.
+    every_verdict: bool,
     /// Why the server stopped, when it was not asked to.
     failure: Mutex<Option<Failed>>,
 }
@@ -141,6 +143,7 @@ pub(crate) fn start(
         stuck_after: read_timeout + read_timeout.min(STUCK_MARGIN),
         stuck_for: read_timeout.min(STUCK_FOR),
         stopping: AtomicBool::new(false),
+        every_verdict: settings.may_leave_unanswered,
         failure: Mutex::new(None),
     });
     let acceptor = {
@@ -242,7 +245,8 @@ impl Accepting {
             let err = match accepted {
                 Ok(Some(client)) => {
                     failing = None;
-                    let conn = Arc::new(Connection::new(client.secure(), capacity.take()));
+                    let (secure, slot) = (client.secure(), capacity.take());
+                    let conn = Arc::new(Connection::new(secure, slot, self.every_verdict));
                     let workers = Arc::clone(&self.workers);
                     match self.pool.run(Box::new(move || workers.read(conn, client))) {
                         Ok(()) => continue,

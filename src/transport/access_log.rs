@@ -127,8 +127,9 @@ fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
     ));
 }
 
-/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z`.
-const TIMESTAMP: &[FormatItem<'_>] = time::macros::format_description!(
+/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
+/// 3339 with milliseconds; the request journal's `time` too).
+pub(crate) const TIMESTAMP: &[FormatItem<'_>] = time::macros::format_description!(
     "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
 );
 

@@ -20,6 +20,16 @@
 //! connection's thread, having read the next request behind it, waits
 //! until the worker knows, and ends the connection at once if it closes.
 //!
+//! A request the handler leaves unanswered (`_fault=close`) closes the
+//! connection too, without a byte written, and needs no body: tiny_http
+//! holds the socket, and closes it only once the connection's thread lets
+//! go, which it does not while it waits in tiny_http for a next request
+//! the client, waiting for an answer, never sends. So when that may happen
+//! ([`Connection::every_verdict`], `--faults` only), the thread waits for
+//! the verdict on every request before it reads again, and the client sees
+//! the connection close at once (`tests/api/faults.rs`). Otherwise the
+//! thread reads ahead as before, and pays nothing for it.
+//!
 //! **TLS.** tiny_http's TLS stream is one lock for reading and writing, so
 //! a thread waiting to read the next request would keep the response from
 //! being written: over TLS, the thread reads again only once every response
@@ -39,6 +49,9 @@ pub(crate) struct Connection<R> {
     /// request is taken, a verdict is reached, or a response is sent.
     changed: Condvar,
     secure: bool,
+    /// The connection's thread waits for the verdict on every request, not
+    /// only on one with a body (see "Closing" above).
+    pub every_verdict: bool,
     /// The connection's place in the server's capacity, held until its
     /// thread is done and its last response is sent.
     pub slot: Slot,
@@ -98,7 +111,7 @@ pub(crate) enum Arrival<R> {
 }
 
 impl<R: Incoming> Connection<R> {
-    pub fn new(secure: bool, slot: Slot) -> Connection<R> {
+    pub fn new(secure: bool, slot: Slot, every_verdict: bool) -> Connection<R> {
         Connection {
             state: Mutex::new(State {
                 serving: false,
@@ -110,6 +123,7 @@ impl<R: Incoming> Connection<R> {
             }),
             changed: Condvar::new(),
             secure,
+            every_verdict,
             slot,
         }
     }
@@ -131,12 +145,12 @@ impl<R: Incoming> Connection<R> {
             in_flight: InFlight(Arc::clone(self)),
         };
         if state.serving {
-            let until_decided = state.undecided;
+            let until_decided = state.undecided || self.every_verdict;
             state.next = Some(request);
             return Arrival::Waits { until_decided };
         }
         state.serving = true;
-        state.undecided = framing.has_body();
+        state.undecided = framing.has_body() || self.every_verdict;
         Arrival::Serve(request)
     }
 
@@ -151,7 +165,7 @@ impl<R: Incoming> Connection<R> {
         }
         match next {
             Some(next) if !state.closing => {
-                state.undecided = next.framing.has_body();
+                state.undecided = next.framing.has_body() || self.every_verdict;
                 Some(next)
             }
             next => {
@@ -184,11 +198,13 @@ impl<R: Incoming> Connection<R> {
 
     /// Before the connection's thread reads again: waits, if the request
     /// just read waits behind one that may close the connection, for its
-    /// verdict; and over TLS until every response is sent. `false` if the
-    /// connection is closing.
+    /// verdict (with `every_verdict`, also for the verdict on the request
+    /// just read, waiting or not); and over TLS until every response is
+    /// sent. `false` if the connection is closing.
     pub fn ready_to_read(&self, until_decided: bool) -> bool {
         let state = self.wait(lock(&self.state), |s| {
-            (until_decided && s.serving && s.undecided) || s.unsent > 0
+            let undecided = s.undecided || (self.every_verdict && s.next.is_some());
+            (until_decided && s.serving && undecided) || s.unsent > 0
         });
         !state.closing
     }

@@ -30,7 +30,11 @@
 //!   on upgrade offers, `100 Continue` only when the body is read.
 //! - `library.rs`: headers that cannot be iterated, and an unread body
 //!   discarded before the response is written.
-//! - `connection.rs`: over TLS, reading and writing share one lock.
+//! - `connection.rs`: over TLS, reading and writing share one lock; and
+//!   a connection closed without a response (`Response::unanswered`, for
+//!   `_fault=close`) stays open while its thread waits in tiny_http for
+//!   the next request, so with [`Settings::may_leave_unanswered`] the
+//!   thread waits for each request's verdict before it reads again.
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
 //! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
@@ -111,6 +115,9 @@ pub struct Settings {
     pub max_connections: Option<usize>,
     /// PEM files of a certificate chain and its key: serve HTTPS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The handler may leave a request unanswered (`Response::unanswered`,
+    /// with `--faults`): see `connection.rs`, "Closing".
+    pub may_leave_unanswered: bool,
 }
 
 /// Creates the listening socket with the options every accepted
@@ -263,11 +270,13 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     let mut request = Request {
         method,
         method_name: &method_name,
+        id: &id,
         target: &target,
         headers,
         content_length: framing.length,
         body: &mut body,
         max_body_bytes: workers.max_body_bytes,
+        body_read: None,
     };
     // 2. The handler, whose panic is a 500 and leaves the worker alive.
     let handler = &*workers.handler;
@@ -288,14 +297,16 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     };
     drop(request);
     // Every response this function writes, refusals and 500s included,
-    // names its request.
-    reply.identify(&id);
+    // names its request (the access log keeps a copy only when it is on).
+    let logged_id = access_log::enabled().then(|| id.clone());
+    reply.identify(id);
     // 3. Whether the connection closes after this response: the rest of a
-    //    body left unread may never come, and what follows a body that
-    //    stopped could be taken for a request.
+    //    body left unread may never come, what follows a body that stopped
+    //    could be taken for a request, and an unanswered request ends it.
     let unread = !body.finished && framing.arrives_slowly();
     let stopping = workers.stopping();
-    let close = refusal || unread || reply.status == 408 || stopping || framing.close;
+    let close =
+        refusal || unread || reply.status == 408 || stopping || framing.close || reply.unanswered;
     // Known before the response is written (only a failed write changes
     // it), so a request already read behind it need not wait.
     conn.decided(close && !framing.close);
@@ -307,12 +318,18 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     if stopping {
         reply.delay = Duration::ZERO;
     }
-    // 4. The response: now, later (a delay), or before tiny_http discards
-    //    an unread body (on a thread of its own: that may take a while).
+    // 4. The response: none (unanswered), now, later (a delay), or before
+    //    tiny_http discards an unread body (on a thread of its own: that
+    //    may take a while).
     let date = http_date();
     let head_only = method == Method::Head;
     let status = reply.status;
-    let sent = if unread {
+    let sent = if reply.unanswered {
+        // Nothing is written: the connection's thread, told by `decided`,
+        // stops reading, and the socket closes once both let go of it.
+        incoming.discard();
+        Ok(0)
+    } else if unread {
         let length = reply.body_bytes().len();
         let spawned = std::thread::Builder::new()
             .name("discard".into())
@@ -337,16 +354,19 @@ fn serve<R: Incoming>(workers: &Workers<R>, request: connection::Request<R>, con
     };
     // 5. One access-log line.
     match sent {
-        Ok(_) if !access_log::enabled() => {}
-        Ok(bytes) => access_log::record(access_log::Line {
-            remote,
-            method: &method_name,
-            target: &target,
-            status,
-            bytes,
-            elapsed: started.elapsed(),
-            id: &id,
-        }),
+        Ok(bytes) => {
+            if let Some(id) = &logged_id {
+                access_log::record(access_log::Line {
+                    remote,
+                    method: &method_name,
+                    target: &target,
+                    status,
+                    bytes,
+                    elapsed: started.elapsed(),
+                    id,
+                });
+            }
+        }
         Err(err) => {
             log::debug!("cannot send the response: {err}");
             conn.close();
@@ -401,7 +421,11 @@ fn new_request_id() -> String {
         format!("{:012x}", hasher.finish() >> 16)
     });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{n}")
+    let mut id = String::with_capacity(32);
+    for part in [prefix.as_str(), "-", itoa::Buffer::new().format(n)] {
+        id.push_str(part);
+    }
+    id
 }
 
 /// The `Date` field's value (RFC 9110 section 6.6.1). It changes once a

@@ -4,6 +4,7 @@
 
 use std::io::{self, Read};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -131,11 +132,17 @@ impl Read for Trickle {
     }
 }
 
-/// A handler for the tests: `/panic` panics, `/slow` takes 50 ms, a POST
-/// reads its body's fields; each answers with its path's status.
+/// A handler for the tests: `/panic` panics, `/slow` takes 50 ms, `/close`
+/// leaves the request unanswered, a POST reads its body's fields; each
+/// answers with its path's status.
 fn handler() -> Arc<dyn Handler> {
     Arc::new(|req: &mut Request<'_>| match req.target {
         "/panic" => panic!("on purpose"),
+        "/close" => {
+            let mut closed = Response::empty(444);
+            closed.unanswered = true;
+            closed
+        }
         "/slow" => {
             std::thread::sleep(Duration::from_millis(50));
             Response::empty(204)
@@ -152,6 +159,16 @@ fn handler() -> Arc<dyn Handler> {
 /// workers with a 300 ms read timeout; returns what became of each, once
 /// every response is sent.
 fn serve(requests: Vec<Fake>, log: &Log) -> Vec<(usize, Outcome)> {
+    serve_with(requests, log, false).0
+}
+
+/// [`serve`], the connection waiting for every verdict or not; also says
+/// how many requests the connection's thread read.
+fn serve_with(
+    requests: Vec<Fake>,
+    log: &Log,
+    every_verdict: bool,
+) -> (Vec<(usize, Outcome)>, usize) {
     let workers = Arc::new(Workers::new(handler(), 4096, Duration::from_millis(300)));
     let threads: Vec<_> = (0..2)
         .map(|_| {
@@ -160,8 +177,12 @@ fn serve(requests: Vec<Fake>, log: &Log) -> Vec<(usize, Outcome)> {
         })
         .collect();
     let capacity = Arc::new(Capacity::new(4));
-    let conn = Arc::new(Connection::new(false, capacity.take()));
-    workers.read(conn, requests.into_iter().map(Ok::<Fake, ApiError>));
+    let conn = Arc::new(Connection::new(false, capacity.take(), every_verdict));
+    let read = AtomicUsize::new(0);
+    let requests = requests.into_iter().inspect(|_| {
+        read.fetch_add(1, Ordering::SeqCst);
+    });
+    workers.read(conn, requests.map(Ok::<Fake, ApiError>));
     assert!(
         capacity.wait_until_empty(Instant::now() + Duration::from_secs(5)),
         "a response was never sent"
@@ -170,7 +191,7 @@ fn serve(requests: Vec<Fake>, log: &Log) -> Vec<(usize, Outcome)> {
     for thread in threads {
         thread.join().unwrap();
     }
-    lock(log).clone()
+    (lock(log).clone(), read.load(Ordering::SeqCst))
 }
 
 fn sent(status: &str) -> Outcome {
@@ -279,6 +300,24 @@ fn ambiguous_framing_is_400_and_nothing_after_it_is_served() {
         outcomes,
         [(0, sent("400 Bad Request")), (1, Outcome::Discarded)]
     );
+}
+
+/// `_fault=close`: with `every_verdict`, the connection's thread reads no
+/// further once a request is left unanswered, so tiny_http can close the
+/// socket at once instead of waiting in a read for a request that the
+/// client, waiting for its answer, never sends.
+#[test]
+fn an_unanswered_request_ends_the_connection_before_another_is_read() {
+    let log = Log::default();
+    let ids = [(0, "/api"), (1, "/slow"), (2, "/close"), (3, "/api")];
+    let requests = ids.map(|(id, target)| Fake::new(&log, id, "GET", target));
+    let (outcomes, read) = serve_with(requests.into(), &log, true);
+    let ok = sent("204 No Content");
+    assert_eq!(
+        outcomes,
+        [(0, ok.clone()), (1, ok), (2, Outcome::Discarded)]
+    );
+    assert_eq!(read, 3);
 }
 
 #[test]

@@ -115,7 +115,7 @@ impl<R: Incoming> Workers<R> {
                         request.incoming.discard();
                         return;
                     }
-                    false
+                    conn.every_verdict
                 }
                 Arrival::Waits { until_decided } => until_decided,
                 Arrival::Closing(incoming) => {

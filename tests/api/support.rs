@@ -193,6 +193,9 @@ pub fn read_to_close(stream: &mut TcpStream) -> Vec<u8> {
             Ok(0) => return out,
             Ok(n) => out.extend_from_slice(&buf[..n]),
             Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => return out,
+            // A signal arrived during the read: nothing was read, try again
+            // (`std::io::Read` says so).
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
             Err(err) => panic!(
                 "read failed after {} bytes: {err}\n{}",
                 out.len(),

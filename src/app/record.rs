@@ -1,0 +1,413 @@
+//! The request journal of `--record N`: the last N exchanges, kept in
+//! memory, so that a test can ask the server what its client actually sent
+//! (the method, the target, the header fields the server reads, the body)
+//! and what it answered. WireMock's `/__admin/requests` is the model.
+//!
+//! The journal has three endpoints of its own, outside `/api` so that they
+//! never collide with the data, and never recorded themselves:
+//! `GET /_admin/requests` (newest first, with filters), `GET
+//! /_admin/requests/{id}` (one exchange by its `X-Request-Id`), and `DELETE
+//! /_admin/requests`. With `--auth-token` they need the bearer token, as
+//! `/api` does.
+//!
+//! Memory is bounded twice: at most N entries, and at most [`BUDGET`]
+//! bytes as [`Entry::cost`] counts them (the entry and its text: target,
+//! header values, body); the oldest entries go first. The newest entry is
+//! always kept, so a body of up to `--max-body-bytes` may exceed the
+//! budget by itself. An `Authorization` value is never stored, only its
+//! scheme (`Bearer (hidden)`).
+//!
+//! Off, the default, the application holds no journal and a request pays
+//! one branch on an `Option`. On, a request is recorded once its response
+//! is made, before it is written, under one short lock; a reader takes
+//! the entries it wants under the same lock and serializes them after.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Serialize, Serializer};
+use time::OffsetDateTime;
+
+use super::{App, INDEX, Query, check_method, delay, index, options, prepare};
+use crate::config::MAX_RECORD;
+use crate::error::ApiError;
+use crate::http::{Method, PROBLEM_JSON, Request, Response};
+use crate::model::parse_decimal;
+use crate::model::query::{bad, repeated};
+use crate::model::spelling;
+use crate::transport::access_log::TIMESTAMP;
+use crate::transport::lock;
+
+/// The most bytes the entries may take in all, as [`Entry::cost`] counts.
+pub const BUDGET: usize = 64 << 20;
+
+/// The methods of `/_admin/requests` (for `Allow`).
+const REQUESTS: &[Method] = &[Method::Get, Method::Head, Method::Delete];
+
+/// The query parameters of `GET /_admin/requests`.
+const FILTERS: &[&str] = &["method", "path", "status", "since", "limit"];
+
+/// The request journal: the entries, oldest first, under one lock.
+pub struct Recorder {
+    capacity: usize,
+    /// [`BUDGET`], but for tests.
+    budget: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    entries: VecDeque<Arc<Entry>>,
+    /// The sum of the entries' costs.
+    bytes: usize,
+    /// The last `seq` given: never reused, not even after a `DELETE`.
+    last_seq: u64,
+}
+
+/// One exchange, as `GET /_admin/requests` shows it.
+#[derive(Debug, Serialize)]
+pub struct Entry {
+    seq: u64,
+    id: String,
+    #[serde(serialize_with = "rfc3339")]
+    time: SystemTime,
+    method: String,
+    target: String,
+    #[serde(serialize_with = "by_name")]
+    headers: Vec<(&'static str, String)>,
+    body: Option<String>,
+    status: u16,
+    size: usize,
+    #[serde(serialize_with = "milliseconds")]
+    duration_ms: Duration,
+    #[serde(skip)]
+    cost: usize,
+}
+
+/// When the handling of a request began: the clock for `time`, the
+/// monotonic one for `duration_ms`.
+pub struct Started(SystemTime, Instant);
+
+impl Started {
+    pub fn now() -> Started {
+        Started(SystemTime::now(), Instant::now())
+    }
+}
+
+impl Recorder {
+    /// A journal of at most `capacity` entries (`--record N`).
+    pub fn new(capacity: usize) -> Recorder {
+        Recorder {
+            capacity,
+            budget: BUDGET,
+            state: Mutex::default(),
+        }
+    }
+
+    /// Records `req` and its `response`, unless it is one of the
+    /// journal's own (`/_admin`). `body`: the body as the request read it
+    /// (`Request::body_read`); `None` when it was never read.
+    pub fn add(&self, req: &Request<'_>, body: Option<Vec<u8>>, response: &Response, at: Started) {
+        if super::segments(req.path()).0.first() == Some(&"_admin") {
+            return;
+        }
+        let headers = req.headers.iter();
+        let body = body.map(|bytes| {
+            String::from_utf8(bytes)
+                .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
+        });
+        let mut entry = Entry {
+            seq: 0,
+            id: req.id.to_string(),
+            time: at.0,
+            method: req.method_name.to_string(),
+            target: req.target.to_string(),
+            headers: headers
+                .map(|(name, value)| (*name, hidden(name, value)))
+                .collect(),
+            body,
+            status: response.status,
+            size: body_size(req, response),
+            duration_ms: at.1.elapsed(),
+            cost: 0,
+        };
+        entry.cost = entry.cost();
+        self.push(entry);
+    }
+
+    /// Adds `entry` as the newest, then drops the oldest while there are
+    /// more than N, or more than [`BUDGET`] bytes and more than one.
+    fn push(&self, mut entry: Entry) {
+        let mut state = lock(&self.state);
+        state.last_seq += 1;
+        entry.seq = state.last_seq;
+        state.bytes += entry.cost;
+        state.entries.push_back(Arc::new(entry));
+        while state.entries.len() > self.capacity
+            || (state.bytes > self.budget && state.entries.len() > 1)
+        {
+            if let Some(oldest) = state.entries.pop_front() {
+                state.bytes -= oldest.cost;
+            }
+        }
+    }
+
+    /// The entries `filter` selects, newest first, at most its limit, and
+    /// how many it selects in all.
+    fn select(&self, filter: &Filter) -> (Vec<Arc<Entry>>, usize) {
+        let state = lock(&self.state);
+        let mut total = 0;
+        let mut picked = Vec::new();
+        // `seq` grows from the oldest entry to the newest.
+        let newer = state.entries.iter().rev();
+        for entry in newer.take_while(|e| e.seq > filter.since) {
+            if filter.matches(entry) {
+                total += 1;
+                if filter.limit.is_none_or(|limit| picked.len() < limit) {
+                    picked.push(Arc::clone(entry));
+                }
+            }
+        }
+        (picked, total)
+    }
+
+    /// The newest entry with this request id.
+    fn find(&self, id: &str) -> Option<Arc<Entry>> {
+        let state = lock(&self.state);
+        state.entries.iter().rev().find(|e| e.id == id).cloned()
+    }
+
+    fn clear(&self) {
+        let mut state = lock(&self.state);
+        state.entries.clear();
+        state.bytes = 0;
+    }
+}
+
+impl Entry {
+    /// What the entry takes: itself and its text, without the allocator's
+    /// own overhead.
+    fn cost(&self) -> usize {
+        let headers: usize = self.headers.iter().map(|(_, v)| v.len()).sum();
+        std::mem::size_of::<Entry>()
+            + self.headers.len() * std::mem::size_of::<(&str, String)>()
+            + headers
+            + self.id.len()
+            + self.method.len()
+            + self.target.len()
+            + self.body.as_ref().map_or(0, String::len)
+    }
+}
+
+/// A header field's value as recorded: an `Authorization` value only by
+/// its scheme (`Bearer (hidden)`), since it holds a secret.
+fn hidden(name: &str, value: &str) -> String {
+    if name != "Authorization" {
+        return value.to_string();
+    }
+    let scheme = value.split_whitespace().next().filter(|scheme| {
+        ["Bearer", "Basic"]
+            .iter()
+            .any(|known| scheme.eq_ignore_ascii_case(known))
+    });
+    match scheme {
+        Some(scheme) => format!("{scheme} (hidden)"),
+        None => "(hidden)".into(),
+    }
+}
+
+/// The bytes of response body sent: none for HEAD (RFC 9110 section
+/// 9.3.2), 204 and 304. A problem document gets its `instance` after the
+/// handler, from the transport: counted here as it will be sent.
+fn body_size(req: &Request<'_>, response: &Response) -> usize {
+    if req.method == Method::Head {
+        return 0;
+    }
+    if matches!(&response.body, Some((PROBLEM_JSON, _))) {
+        let mut sent = response.clone();
+        sent.identify(req.id.to_string());
+        return sent.body_bytes().len();
+    }
+    response.body_bytes().len()
+}
+
+/// The filters of `GET /_admin/requests`; each one given must match.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Filter {
+    method: Option<String>,
+    path: Option<String>,
+    status: Option<u16>,
+    since: u64,
+    limit: Option<usize>,
+}
+
+impl Filter {
+    /// The filters of a query. Unknown, repeated, empty or malformed
+    /// parameters are 400, naming the parameter. `_` (a cache-buster) is
+    /// ignored, and `_delay` is checked and ignored, as on every path.
+    fn parse(pairs: &[(String, String)]) -> Result<Filter, ApiError> {
+        let mut filter = Filter::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for (name, value) in pairs {
+            let name = name.as_str();
+            if name == "_" || name == "_delay" {
+                continue;
+            }
+            if !FILTERS.contains(&name) {
+                return Err(unknown(name));
+            }
+            if seen.contains(&name) {
+                return Err(repeated(name));
+            }
+            seen.push(name);
+            if value.is_empty() {
+                return Err(bad(name, "the value is empty".into()));
+            }
+            let number = |min: u64, max: u64| {
+                let why = || match name {
+                    "status" => format!("'{value}' is not a status code from 100 to 599"),
+                    "since" => format!("'{value}' is not a sequence number (an entry's seq)"),
+                    _ => format!("'{value}' is not a whole number from 0 to {MAX_RECORD}"),
+                };
+                let n = parse_decimal(value).filter(|n| (min..=max).contains(n));
+                n.ok_or_else(|| bad(name, why()))
+            };
+            match name {
+                "method" => filter.method = Some(value.clone()),
+                "path" => filter.path = Some(value.clone()),
+                "status" => filter.status = Some(number(100, 599)? as u16),
+                "since" => filter.since = number(0, u64::MAX)?,
+                _ => filter.limit = Some(number(0, MAX_RECORD as u64)? as usize),
+            }
+        }
+        Ok(filter)
+    }
+
+    fn matches(&self, entry: &Entry) -> bool {
+        let path = entry
+            .target
+            .split_once('?')
+            .map_or(&*entry.target, |(p, _)| p);
+        self.method.as_ref().is_none_or(|m| *m == entry.method)
+            && self.path.as_ref().is_none_or(|p| p == path)
+            && self.status.is_none_or(|s| s == entry.status)
+    }
+}
+
+/// The 400 for a parameter `GET /_admin/requests` does not take.
+fn unknown(name: &str) -> ApiError {
+    let hint = match spelling::closest(name, FILTERS) {
+        Some(meant) => format!("did you mean {meant}?"),
+        None => "check the parameter's spelling against the list".into(),
+    };
+    ApiError::BadRequest {
+        detail: format!(
+            "unknown query parameter '{name}'; the parameters are {}",
+            FILTERS.join(", ")
+        ),
+        hint: Some(hint),
+    }
+}
+
+impl App {
+    /// `/_admin/...`: the journal's endpoints (the module comment). Off,
+    /// `/_admin/requests` is 404 with a hint saying how to turn it on.
+    pub(super) fn admin(
+        &self,
+        req: &Request<'_>,
+        segments: &[&str],
+        query: &Query,
+    ) -> Result<Response, ApiError> {
+        let Some(recorder) = &self.recorder else {
+            if segments.get(1) == Some(&"requests") {
+                return Err(ApiError::NotFound {
+                    detail: format!("no resource at {}: the request journal is off", req.path()),
+                    hint: Some(
+                        "start the server with --record N to keep the last N requests".into(),
+                    ),
+                });
+            }
+            return Err(index::no_route(req.target, segments));
+        };
+        if req.method != Method::Options {
+            self.authorize(req)?;
+        }
+        match segments {
+            ["_admin", "requests"] => requests(recorder, req, query),
+            ["_admin", "requests", id] => request(recorder, req, id, query),
+            _ => Err(index::no_route(req.target, segments)),
+        }
+    }
+}
+
+/// `/_admin/requests`: GET and HEAD list the entries the filters select,
+/// newest first, with `X-Total-Count`; DELETE empties the journal.
+fn requests(recorder: &Recorder, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+    if let Some(answered) = check_method(req, REQUESTS) {
+        return answered;
+    }
+    if req.method == Method::Delete {
+        if let Some(answered) = prepare(req, REQUESTS, query)? {
+            return Ok(answered);
+        }
+        recorder.clear();
+        return Ok(Response::empty(204));
+    }
+    delay(query)?;
+    let filter = Filter::parse(query.as_ref().map_err(Clone::clone)?)?;
+    if req.method == Method::Options {
+        return Ok(options(REQUESTS));
+    }
+    req.check_accept()?;
+    let (entries, total) = recorder.select(&filter);
+    let entries: Vec<&Entry> = entries.iter().map(|entry| &**entry).collect();
+    Ok(Response::json(200, &entries).with_header("X-Total-Count", total.to_string()))
+}
+
+/// `/_admin/requests/{id}`: the newest entry with that request id.
+fn request(
+    recorder: &Recorder,
+    req: &Request<'_>,
+    id: &str,
+    query: &Query,
+) -> Result<Response, ApiError> {
+    if let Some(answered) = prepare(req, INDEX, query)? {
+        return Ok(answered);
+    }
+    match recorder.find(id) {
+        Some(entry) => Ok(Response::json(200, &*entry)),
+        None => Err(ApiError::NotFound {
+            detail: format!("no recorded request with id '{id}'"),
+            hint: Some(
+                "the journal keeps only the last --record N requests: GET /_admin/requests lists them"
+                    .into(),
+            ),
+        }),
+    }
+}
+
+/// `time`: RFC 3339, in UTC, with milliseconds.
+fn rfc3339<S: Serializer>(time: &SystemTime, serializer: S) -> Result<S::Ok, S::Error> {
+    let text = OffsetDateTime::from(*time)
+        .format(TIMESTAMP)
+        .map_err(serde::ser::Error::custom)?;
+    serializer.serialize_str(&text)
+}
+
+/// `headers`: an object, by field name.
+fn by_name<S: Serializer>(
+    headers: &[(&'static str, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(headers.iter().map(|(name, value)| (name, value)))
+}
+
+/// `duration_ms`: milliseconds, to the microsecond.
+fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
+}
+
+#[cfg(test)]
+#[path = "record_tests.rs"]
+mod tests;
