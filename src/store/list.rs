@@ -13,10 +13,10 @@
 //!
 //! **Sorted reads.** A read that sorts (`?_sort=title&_limit=10`) needs
 //! every item in order, though it sends ten: sorting a million todos by
-//! title took 1.5 s. When it has no filter and no `q`, its order depends
-//! on the items alone, so the first such read after a change keeps it (the
-//! ids of every item, in that order), and the reads until the next change
-//! slice it and look up only the items they send. At most [`ORDERS_MAX`]
+//! title took 75 ms, on every read. When it has no filter and no `q`, its
+//! order depends on the items alone, so the first such read after a change
+//! keeps it (the ids of every item, in that order), and the reads until
+//! the next change slice it and look up only the items they send. At most [`ORDERS_MAX`]
 //! orders are kept, 8 bytes per item each (8 MB for a million todos); a
 //! new one pushes out the oldest. Every change drops them all, as it drops
 //! the kept list: under writes, a sorted read sorts, as it always did. A
