@@ -3,13 +3,15 @@
 # with our connection layer alone (examples/layer.rs) and a minimal server
 # that stores (examples/minimal.rs) beside them.
 #
-#     scripts/bench.sh            # full run: 5 interleaved rounds, ~30 minutes
+#     scripts/bench.sh            # full run: 5 interleaved rounds, ~35 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
 #     scripts/bench.sh --peer     # json-server 0.17.4 beside them (needs npm)
 #
 # Builds the release binaries, installs Debian's wrk if it is missing (and
 # with --peer json-server, from the npm registry, under target/peer), then
-# runs scripts/bench.py, which prints the Markdown tables of scripts/PERFORMANCE.md.
+# runs scripts/bench.py, which prints the Markdown tables of scripts/PERFORMANCE.md
+# (the full run ends with issue [12]'s, from scripts/scale.py: a few minutes
+# more, and 89 MB of fixture kept under target/scale/).
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -97,6 +97,14 @@ impl ListQuery {
             && self.slice == Slice::All
     }
 
+    /// The sort of a query that sorts every item, with no filter and no
+    /// `q`: its order depends on the items alone, so the store can keep it
+    /// between writes (`store/list.rs`).
+    pub fn sort_alone(&self) -> Option<&[(usize, bool)]> {
+        let unfiltered = self.filters.is_empty() && self.search.is_none();
+        (unfiltered && !self.sort.is_empty()).then_some(self.sort.as_slice())
+    }
+
     /// Runs the query over the `count` items of `items` (in id order): the
     /// matching items in the order and slice asked for, and how many
     /// matched before slicing.
@@ -113,19 +121,25 @@ impl ListQuery {
             return (page.collect(), count);
         }
         let mut matched: Vec<&T> = items.filter(|item| self.matches(*item)).collect();
-        if !self.sort.is_empty() {
-            // Stable, and the map is in id order: ties stay by id ascending.
-            matched.sort_by(|a, b| self.compare(*a, *b));
-        }
+        self.sort(&mut matched);
         let total = matched.len();
+        let page = matched.drain(self.range(total)).collect();
+        (page, total)
+    }
+
+    /// Puts `items`, given in id order, in the query's order. Stable, so
+    /// ties stay by id ascending.
+    pub fn sort<T: Queryable>(&self, items: &mut [&T]) {
+        if !self.sort.is_empty() {
+            items.sort_by(|a, b| self.compare(*a, *b));
+        }
+    }
+
+    /// Which of `total` matching items the slice sends, by position.
+    pub fn range(&self, total: usize) -> std::ops::Range<usize> {
         let (start, len) = self.bounds();
         let end = len.map_or(total, |len| start.saturating_add(len).min(total));
-        let page = if start < end {
-            matched.drain(start..end).collect()
-        } else {
-            Vec::new()
-        };
-        (page, total)
+        start.min(end)..end
     }
 
     fn bounds(&self) -> (usize, Option<usize>) {

@@ -8,8 +8,9 @@
 //! soon as it is parsed, and its parsed form freed before the next, so no
 //! second copy of the store exists at any time. (A `Value` of the whole
 //! document took ten times the memory of the items it held, and, freed
-//! between them, stayed in the process for good.) The journal is read a
-//! line at a time.
+//! between them, stayed in the process for good.) An item in the plain
+//! case is read straight into its type (`direct.rs`). The journal is read
+//! a line at a time.
 //!
 //! Every item is checked by the rules of a create, and the numbers by
 //! their ranges: ids and `lastId` up to 2^53-1, `seq` up to [`MAX_SEQ`]. A
@@ -29,7 +30,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
+use super::direct::Direct;
 use super::items::Items;
 use super::journal::MAX_SEQ;
 use crate::error::ApiError;
@@ -223,7 +226,7 @@ impl<'de> Visitor<'de> for LastIds<'_> {
 /// most `max_items` of them (`--max-items`).
 struct ItemsSeed<'s, T>(&'s mut Loaded<T>, usize);
 
-impl<'de, T: Resource> DeserializeSeed<'de> for ItemsSeed<'_, T> {
+impl<'de, T: Direct> DeserializeSeed<'de> for ItemsSeed<'_, T> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -231,7 +234,7 @@ impl<'de, T: Resource> DeserializeSeed<'de> for ItemsSeed<'_, T> {
     }
 }
 
-impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
+impl<'de, T: Direct> Visitor<'de> for ItemsSeed<'_, T> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -242,7 +245,9 @@ impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
         let ItemsSeed(into, max_items) = self;
         let name = T::COLLECTION;
         let mut n = 0;
-        while let Some(Members(fields)) = items.next_element()? {
+        // Each item's text as it is in the file, read the fast way if it
+        // can be, else the general way (`direct.rs`).
+        while let Some(json) = items.next_element::<&'de RawValue>()? {
             if n == max_items {
                 // Count the rest, for the message, without keeping them.
                 let mut count = n + 1;
@@ -251,8 +256,13 @@ impl<'de, T: Resource> Visitor<'de> for ItemsSeed<'_, T> {
                 }
                 return Err(de::Error::custom(too_many(count, name, max_items)));
             }
-            let item: T = from_stored(fields)
-                .map_err(|err| de::Error::custom(format!("{name}[{n}]: {err}")))?;
+            let item: T = match T::direct(json.get()) {
+                Some(item) => item,
+                None => serde_json::from_str(json.get())
+                    .map_err(|_| format!("must be an object, like {}", T::EXAMPLE))
+                    .and_then(|Members(fields)| from_stored(fields))
+                    .map_err(|err| de::Error::custom(format!("{name}[{n}]: {err}")))?,
+            };
             let id = item.id();
             if into.items.insert(id, item).is_some() {
                 return Err(de::Error::custom(format!(
@@ -404,7 +414,7 @@ fn apply_to<T: Resource>(record: Record, into: &mut Loaded<T>) -> Result<(), Str
 /// An item of the data files, held to the rules of a create: an object
 /// with one `id` from 1 to 2^53-1 and the fields a create takes, each once.
 /// The error names the offending fields.
-fn from_stored<T: Resource>(mut fields: Fields) -> Result<T, String> {
+pub(super) fn from_stored<T: Resource>(mut fields: Fields) -> Result<T, String> {
     let mut ids = fields
         .iter()
         .enumerate()

@@ -7,7 +7,8 @@
 //!   the lock is gone. Two exceptions: the first read of the list, or of an
 //!   item, after a change serializes it once under the lock and keeps it,
 //!   with its entity tag, for the reads that follow until the next change
-//!   (that doubles the throughput of list reads); and an `If-Match` check
+//!   (that doubles the throughput of list reads; `list.rs` says what it
+//!   keeps, and up to what size); and an `If-Match` check
 //!   serializes the item it compares. One lock per request is what makes every request
 //!   atomic and the whole API linearizable.
 //! - No id is ever handed out twice: `last_id` only grows, deletes included,
@@ -49,15 +50,16 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::ApiError;
-use crate::model::query::ListQuery;
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 use items::Items;
 use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
 use load::{Loaded, State};
 
+mod direct;
 mod files;
 pub mod items;
 mod journal;
+mod list;
 mod load;
 
 /// The items of one resource, keyed by id so listing is in ascending id.
@@ -66,8 +68,11 @@ pub struct Collection<T> {
     last_id: u64,
     /// The whole collection as a JSON array, made by the first list read
     /// after a change and dropped by the next change, so that reads between
-    /// writes share one serialization.
+    /// writes share one serialization; only up to `list_kept_max` bytes.
     listed: Option<Listed>,
+    list_kept_max: usize,
+    /// The orders of sorted reads, kept likewise (`list.rs`).
+    orders: list::Orders,
     /// Items' JSON likewise, each made by the first read after its last
     /// change; at most [`RENDERED_MAX`] (past that, it starts afresh).
     rendered: BTreeMap<u64, Rendered>,
@@ -219,15 +224,15 @@ impl<T: Resource> Collection<T> {
                 }
                 Undo::Clear(items) => self.items = items,
             }
-            self.listed = None;
-            self.rendered.clear();
+            self.changed(None);
         }
     }
 
     /// A change: the JSON kept of the item (or of all, `None`) and of the
-    /// list is dropped.
+    /// list, and the sorted orders, are dropped.
     fn changed(&mut self, id: Option<u64>) {
         self.listed = None;
+        self.orders.clear();
         match id {
             Some(id) => drop(self.rendered.remove(&id)),
             None => self.rendered.clear(),
@@ -241,6 +246,8 @@ impl<T> From<Loaded<T>> for Collection<T> {
             items: loaded.items,
             last_id: loaded.last_id,
             listed: None,
+            list_kept_max: list::LIST_KEPT_MAX,
+            orders: list::Orders::default(),
             rendered: BTreeMap::new(),
             undo: Vec::new(),
         }
@@ -308,27 +315,6 @@ impl Store {
         if let Err(err) = self.shared.compact() {
             log::error!("cannot write the final snapshot: {err}; the journal keeps every change");
         }
-    }
-
-    /// The items `query` selects, as a JSON array. The plain list (every
-    /// item, ascending id) is serialized under the lock on the first read
-    /// after a change, then shared until the next change; any other query
-    /// serializes only the slice sent (under the lock: the items are
-    /// borrowed, not copied).
-    pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
-        let mut collection = lock(T::slot(self));
-        if query.is_plain()
-            && let Some(listed) = &collection.listed
-        {
-            return Ok(listed.clone());
-        }
-        let (page, total) = query.run(collection.items.values(), collection.items.len());
-        let rendered = render(&page)?;
-        let listed = Listed { rendered, total };
-        if query.is_plain() {
-            collection.listed = Some(listed.clone());
-        }
-        Ok(listed)
     }
 
     /// A copy of every item, ascending id.

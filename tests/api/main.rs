@@ -5,6 +5,7 @@
 
 mod support;
 
+mod big_lists;
 mod capacity;
 mod cli;
 mod ecosystem;
