@@ -79,7 +79,8 @@ impl App {
         if let Some(answered) = prepare(req, INDEX, query)? {
             return Ok(answered);
         }
-        let Served { body, etag } = &self.openapi;
+        let served = self.openapi.get_or_init(|| Served::new(&self.options));
+        let Served { body, etag } = served;
         if let Some(unchanged) = not_modified(req, etag)? {
             return Ok(unchanged);
         }

@@ -40,7 +40,7 @@
 //! exchange is then recorded, and `/_admin/requests` shows the last N
 //! (`record.rs`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
@@ -87,8 +87,10 @@ pub struct App {
     faults: Option<faults::Faults>,
     /// `--record N`: the request journal; `None` when off.
     recorder: Option<record::Recorder>,
-    /// The OpenAPI document this configuration serves (`openapi.rs`).
-    openapi: openapi::Served,
+    /// The OpenAPI document this configuration serves (`openapi.rs`),
+    /// made at its first request: making it takes longer than the rest of
+    /// the start-up together.
+    openapi: OnceLock<openapi::Served>,
 }
 
 /// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`.
@@ -172,14 +174,13 @@ impl App {
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
         let recorder = options.record.map(record::Recorder::new);
-        let openapi = openapi::Served::new(&options);
         App {
             store,
             health,
             faults: faults::Faults::new(&options.faults, options.seed),
             options,
             recorder,
-            openapi,
+            openapi: OnceLock::new(),
         }
     }
 
