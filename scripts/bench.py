@@ -18,10 +18,11 @@ range. The layer's ratio is what the real server could reach with an
 application that cost nothing; the minimal server's, about what any server
 reaches that reads, parses and keeps what it is sent. Then the memory, size and
 start-up figures, GET one and PUT with 100,000 todos stored against 200,
-durable POSTs and list queries over big stores. In full mode only, last,
-issue [12]'s table (scripts/scale.py): start-up, memory and list queries
-with 100,000 and 1,000,000 todos loaded with --data, and the 80/20 mix
-over a million todos against 200. Only ratios from one run
+durable POSTs and list queries over big stores. (In full mode,
+scripts/bench.sh then runs scripts/scale.py for issue [12]'s table:
+start-up, memory and list queries with 100,000 and 1,000,000 todos loaded
+with --data, and the 80/20 mix over a million todos against 200.) Only
+ratios from one run
 mean anything: absolute numbers drift with whatever else the machine is
 doing.
 
@@ -607,26 +608,6 @@ def main():
     for label in query_paths:
         print(f"| GET {label} | {fmt_rate(query_rates[(label, 10_000)])} "
               f"| {fmt_rate(query_rates[(label, 100_000)])} |")
-    if not args.quick:
-        big_stores(args.peer, rounds, duration)
-
-
-def big_stores(peer, rounds, duration):
-    """Issue [12]'s table, full mode only: scripts/scale.py's rows at
-    100,000 and 1,000,000 todos loaded with --data (json-server on the same
-    data with --peer), and the 80/20 mix over a million against 200."""
-    import scale
-    rows = []
-    for count in (100_000, 1_000_000):
-        rows.append(scale.measure(count, SERVER, reps=2 * rounds + 1))
-        if peer:
-            rows.append(scale.measure_peer(count))
-    print()
-    print(scale.table(rows))
-    small, big = scale.mix(1_000_000, rounds * duration, SERVER)
-    print()
-    print(f"80% GET / 20% PUT, 16 conns, in memory: {small:,.0f} req/s with {STORED} todos, "
-          f"{big:,.0f} with 1,000,000 ({big / small:.2f} of it).")
 
 
 if __name__ == "__main__":

@@ -28,4 +28,19 @@ for arg in "$@"; do
         npm install --prefix target/peer --no-audit --no-fund --silent json-server@0.17.4
     fi
 done
-exec python3 scripts/bench.py "$@"
+python3 scripts/bench.py "$@"
+
+# Full mode only, last: issue [12]'s table at 100,000 and 1,000,000 todos
+# (with json-server on the same data under --peer), and the 80/20 mix over
+# a million todos against 200.
+case " $* " in
+    *" --quick "*) ;;
+    *)
+        peer=
+        case " $* " in *" --peer "*) peer=--peer ;; esac
+        echo
+        python3 scripts/scale.py $peer
+        echo
+        python3 scripts/scale.py --mix --counts 1000000 --duration 25
+        ;;
+esac
