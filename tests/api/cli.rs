@@ -356,7 +356,7 @@ fn a_flag_wins_and_its_variable_is_not_read() {
 
 /// Runs the binary, expecting exit status 2 and one line on stderr that
 /// says each of `said`.
-fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
+pub fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
     let (code, err) = run_expecting_exit(args, env);
     assert_eq!(code, Some(2), "{args:?} {env:?}: {err}");
     assert_eq!(err.lines().count(), 1, "{args:?} {env:?}: {err}");

@@ -9,7 +9,7 @@ use std::time::Duration;
 use widgets_todos::config::Config;
 use widgets_todos::config::faults::{Failure, Faults, Rate};
 
-use crate::cli::{run_expecting_exit, spawn, stop_with};
+use crate::cli::{check_refused, spawn, stop_with};
 use crate::support::{Response, TestServer, config, problem, read_responses};
 
 const TODO: &str = r#"{"userId": 1, "title": "t"}"#;
@@ -357,41 +357,30 @@ fn the_access_log_shows_failures_and_the_summary_the_mode() {
     assert!(log.contains(" GET /api/todos?_status=503 503 "), "{log}");
 }
 
-/// Runs the binary, expecting exit status 2 and one line on stderr that
-/// says each of `said`.
-fn refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
-    let (code, err) = run_expecting_exit(args, env);
-    assert_eq!(code, Some(2), "{args:?} {env:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "{args:?} {env:?}: {err}");
-    for said in said {
-        assert!(err.contains(said), "{args:?} {env:?}: lacks {said}: {err}");
-    }
-}
-
 #[test]
 fn bad_fault_settings_exit_2_saying_the_fix() {
     let share = "a share of requests from 0 to 1";
     for rate in ["-1", "1.5", "x", ""] {
-        refused(
+        check_refused(
             &["--faults", "--fail-rate", rate],
             &[],
             &["--fail-rate", share],
         );
     }
-    refused(&["--faults"], &[("FAIL_RATE", "2")], &["FAIL_RATE", share]);
+    check_refused(&["--faults"], &[("FAIL_RATE", "2")], &["FAIL_RATE", share]);
     let statuses = "close, or a status HTTP defines from 400 to 599";
     for status in ["200", "abc", "600", "405"] {
-        refused(
+        check_refused(
             &["--faults", "--fail-status", status],
             &[],
             &["--fail-status", statuses],
         );
     }
     let needs = "--faults (or FAULTS=1) as well";
-    refused(&["--fail-rate", "0.2"], &[], &["--fail-rate", needs]);
-    refused(&["--fail-status", "500"], &[], &["--fail-status", needs]);
-    refused(&[], &[("FAIL_RATE", "0.2")], &["FAIL_RATE", needs]);
+    check_refused(&["--fail-rate", "0.2"], &[], &["--fail-rate", needs]);
+    check_refused(&["--fail-status", "500"], &[], &["--fail-status", needs]);
+    check_refused(&[], &[("FAIL_RATE", "0.2")], &["FAIL_RATE", needs]);
     let words = "1, true or yes";
-    refused(&[], &[("FAULTS", "")], &["FAULTS", words]);
-    refused(&["--faults=1"], &[], &["--faults", "takes no value"]);
+    check_refused(&[], &[("FAULTS", "")], &["FAULTS", words]);
+    check_refused(&["--faults=1"], &[], &["--faults", "takes no value"]);
 }
