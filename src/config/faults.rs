@@ -53,7 +53,7 @@ pub fn status(text: &str) -> Result<u16, &'static str> {
     let valid = text.len() == 3 && text.bytes().all(|b| b.is_ascii_digit());
     let status: u16 = text.parse().ok().filter(|_| valid).ok_or(STATUSES)?;
     let allowed = (400..=599).contains(&status)
-        && status::defined(status).is_some()
+        && status::error(status).is_some()
         && !matches!(status, 405 | 407 | 426);
     allowed.then_some(status).ok_or(STATUSES)
 }

@@ -575,9 +575,16 @@ impl Response {
 }
 
 /// The status code and reason phrase (RFC 9110 section 15) of each status
-/// we send, as the status line carries them (RFC 9112 section 4).
+/// we send, as the status line carries them (RFC 9112 section 4): those of
+/// a request that succeeds here, every error status in `status.rs`.
 pub fn status_text(status: u16) -> &'static str {
-    status::defined(status).unwrap_or("500 Internal Server Error")
+    match status {
+        200 => "200 OK",
+        201 => "201 Created",
+        204 => "204 No Content",
+        304 => "304 Not Modified",
+        _ => status::error(status).unwrap_or("500 Internal Server Error"),
+    }
 }
 
 /// The reason phrase alone: the `title` of a problem document.

@@ -1,20 +1,16 @@
-//! The status codes this server can send, with their reason phrases: the
-//! status line's text (RFC 9112 section 4) and a problem document's `title`.
-//! Besides the few the handlers send, every client and server error status
-//! of IANA's HTTP Status Code Registry (RFC 9110 section 16.2.1) is here,
-//! because `_status` (with `--faults`) may ask for any of them
-//! (`config/faults.rs` says which). A table of its own, so `mod.rs` stays
-//! about requests and responses.
+//! The error statuses, with their reason phrases: the status line's text
+//! (RFC 9112 section 4) and a problem document's `title`. Besides the few
+//! the handlers send, every client and server error status of IANA's HTTP
+//! Status Code Registry (RFC 9110 section 16.2.1) is here, because
+//! `_status` (with `--faults`) may ask for any of them (`config/faults.rs`
+//! says which). Only an error comes here: the statuses of a request that
+//! succeeds are in `mod.rs`'s `status_text`.
 
-/// The status code and reason phrase of `status`; `None` for a status not
-/// in the table, 418 and 510 among them, which the registry lists as
-/// unused and obsoleted.
-pub fn defined(status: u16) -> Option<&'static str> {
+/// The status code and reason phrase of the error `status`; `None` for a
+/// status not in the table, 418 and 510 among them, which the registry
+/// lists as unused and obsoleted, and for any status below 400.
+pub fn error(status: u16) -> Option<&'static str> {
     Some(match status {
-        200 => "200 OK",
-        201 => "201 Created",
-        204 => "204 No Content",
-        304 => "304 Not Modified",
         400 => "400 Bad Request",
         401 => "401 Unauthorized",
         402 => "402 Payment Required",
