@@ -73,11 +73,6 @@ impl Orders {
         };
         &self.0[at].ids
     }
-
-    /// Drops every order: the items changed.
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
 }
 
 impl Store {

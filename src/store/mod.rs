@@ -232,7 +232,7 @@ impl<T: Resource> Collection<T> {
     /// list, and the sorted orders, are dropped.
     fn changed(&mut self, id: Option<u64>) {
         self.listed = None;
-        self.orders.clear();
+        self.orders = list::Orders::default();
         match id {
             Some(id) => drop(self.rendered.remove(&id)),
             None => self.rendered.clear(),
