@@ -310,15 +310,7 @@ fn a_rate_of_one_fails_only_collections_and_items() {
     failed(&server.get("/api/todos?_status=429"), 429);
     // A CORS preflight is answered, so the browser lets its script see the
     // failure of the request itself.
-    let preflight = server.send(
-        "OPTIONS",
-        "/api/todos?_status=503",
-        &[
-            "Origin: http://localhost:3000",
-            "Access-Control-Request-Method: POST",
-        ],
-        b"",
-    );
+    let preflight = server.preflight("/api/todos?_status=503", "POST");
     assert_eq!(preflight.status, 204);
     // A rate of zero fails nothing.
     let none = faulty(Some(0.0), None, 0);

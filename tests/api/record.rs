@@ -291,15 +291,7 @@ fn with_a_token_the_journal_needs_it_and_never_keeps_it() {
     problem(&server.get("/_admin/requests"), 401);
     problem(&server.delete("/_admin/requests"), 401);
     problem(&server.get("/_admin/requests/x"), 401);
-    let preflight = server.send(
-        "OPTIONS",
-        "/_admin/requests",
-        &[
-            "Origin: http://localhost:3000",
-            "Access-Control-Request-Method: GET",
-        ],
-        b"",
-    );
+    let preflight = server.preflight("/_admin/requests", "GET");
     assert_eq!(preflight.status, 204);
     let listed = server.send("GET", "/_admin/requests", &[bearer], b"");
     assert_eq!(listed.status, 200);

@@ -66,15 +66,7 @@ fn every_kind_of_response_carries_an_id() {
     assert_eq!(head.status, 200);
     id_of(&head);
 
-    let preflight = server.send(
-        "OPTIONS",
-        "/api/todos",
-        &[
-            "Origin: http://localhost:3000",
-            "Access-Control-Request-Method: POST",
-        ],
-        b"",
-    );
+    let preflight = server.preflight("/api/todos", "POST");
     assert_eq!(preflight.status, 204);
     id_of(&preflight);
     let list = server.get("/api/todos");

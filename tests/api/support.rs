@@ -148,6 +148,14 @@ impl Remote {
         self.send("DELETE", path, &[], b"")
     }
 
+    /// A CORS preflight from a page at `http://localhost:3000`, asking
+    /// whether `method` may follow on `path`.
+    pub fn preflight(&self, path: &str, method: &str) -> Response {
+        let asked = format!("Access-Control-Request-Method: {method}");
+        let headers = ["Origin: http://localhost:3000", asked.as_str()];
+        self.send("OPTIONS", path, &headers, b"")
+    }
+
     /// A request with a JSON body.
     pub fn json(&self, method: &str, path: &str, body: &str) -> Response {
         self.send(
