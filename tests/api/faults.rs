@@ -2,7 +2,7 @@
 //! `--fail-rate`, only with `--faults`, and what is never failed.
 
 use std::collections::BTreeSet;
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use widgets_todos::config::Config;
 use widgets_todos::config::faults::{Failure, Faults, Rate};
 
 use crate::cli::{check_refused, spawn, stop_with};
-use crate::support::{Response, TestServer, config, problem, read_responses};
+use crate::support::{Response, TestServer, config, problem, read_responses, read_to_close};
 
 const TODO: &str = r#"{"userId": 1, "title": "t"}"#;
 
@@ -190,22 +190,7 @@ fn without_faults_status_and_fault_are_400_saying_how_to_turn_them_on() {
 fn until_closed(server: &TestServer, bytes: &[u8]) -> Vec<u8> {
     let mut stream = server.connect();
     stream.write_all(bytes).unwrap();
-    read_until_closed(&mut stream)
-}
-
-/// Reads until the server closes the connection; a read that gives up
-/// (the ten seconds of `support::IO_TIMEOUT`) fails the test.
-fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) => return out,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(err) if err.kind() == ErrorKind::ConnectionReset => return out,
-            Err(err) => panic!("the connection is still open: {err}"),
-        }
-    }
+    read_to_close(&mut stream)
 }
 
 #[test]
@@ -252,7 +237,7 @@ fn keep_alive_connections_work_as_usual_with_faults_on() {
     stream
         .write_all(b"GET /api/todos/1?_fault=close HTTP/1.1\r\nHost: t\r\n\r\n")
         .unwrap();
-    assert_eq!(read_until_closed(&mut stream), b"");
+    assert_eq!(read_to_close(&mut stream), b"");
 }
 
 /// The indexes of the requests that failed, out of `count` sent one at a
@@ -336,7 +321,7 @@ fn the_access_log_shows_failures_and_the_summary_the_mode() {
     stream
         .write_all(b"GET /api/todos?_fault=close HTTP/1.1\r\nHost: t\r\n\r\n")
         .unwrap();
-    assert_eq!(read_until_closed(&mut stream), b"");
+    assert_eq!(read_to_close(&mut stream), b"");
     let failed = crate::cli::get(&addr, "/api/todos?_status=503");
     assert!(failed.starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
     let (code, log) = stop_with(child, "-TERM");

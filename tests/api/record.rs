@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::cli::{run_expecting_exit, spawn_remote_env, stop_with};
+use crate::cli::{check_refused, spawn_remote_env, stop_with};
 use crate::support::{Response, TestServer, config, parse_responses, problem};
 
 /// A server recording the last `n` requests.
@@ -315,18 +315,11 @@ fn admin_responses_carry_cors_and_an_id() {
 
 #[test]
 fn a_bad_record_value_exits_2_saying_the_range() {
-    let refused = |args: &[&str], env: &[(&str, &str)]| {
-        let (code, err) = run_expecting_exit(args, env);
-        assert_eq!(code, Some(2), "{args:?} {env:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains("RECORD") || err.contains("--record"), "{err}");
-    };
-    refused(&["--record", "0"], &[]);
-    refused(&["--record", "100001"], &[]);
-    refused(&["--record", "ten"], &[]);
-    refused(&[], &[("RECORD", "-1")]);
-    let (_, err) = run_expecting_exit(&["--record", "0"], &[]);
-    assert!(err.contains("from 1 to 100000"), "{err}");
+    let range = "from 1 to 100000";
+    check_refused(&["--record", "0"], &[], &["--record", range]);
+    check_refused(&["--record", "100001"], &[], &["--record", range]);
+    check_refused(&["--record", "ten"], &[], &["--record", range]);
+    check_refused(&[], &[("RECORD", "-1")], &["RECORD", range]);
     // The variable turns it on as the flag does.
     let (child, remote) = spawn_remote_env(&["--port", "0"], &[("RECORD", "5")]);
     assert_eq!(remote.get("/api/todos").status, 200);
