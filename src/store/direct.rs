@@ -16,7 +16,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::model::{MAX_SAFE_INTEGER, MAX_TEXT, MAX_TITLE, Resource, Todo, Widget};
+use crate::model::{MAX_SAFE_INTEGER, MAX_TEXT, MAX_TITLE, Resource, Todo, Widget, text_rule};
 
 /// A resource whose stored items can be read the fast way.
 pub trait Direct: Resource {
@@ -80,10 +80,9 @@ fn integer(n: u64) -> bool {
     (1..=MAX_SAFE_INTEGER).contains(&n)
 }
 
-/// Text the rules of a create take (`Validator::string`): 1 to `max`
-/// characters, not only whitespace.
+/// Text the rules of a create take ([`text_rule`]).
 fn text(text: &str, max: usize) -> bool {
-    !text.trim().is_empty() && text.chars().count() <= max
+    text_rule(text, max).is_ok()
 }
 
 #[cfg(test)]

@@ -740,3 +740,24 @@ fn a_failed_journal_write_changes_nothing() {
         );
     }
 }
+
+/// A stored item that is no JSON object (the loader's fast way hands it to
+/// the general way, which refuses it): start-up stops, naming the item and
+/// the shape it must have, and the file is left as it was.
+#[test]
+fn an_item_that_is_not_an_object_stops_start_up() {
+    let dir = TempDir::new("not-an-object");
+    let data = dir.join("data.json");
+    for (fixture, name) in [
+        (r#"{"todos": [1]}"#, "todos[0]: must be an object, like"),
+        (
+            r#"{"widgets": [{"id": 1, "price": "1", "quality": "q"}, "w"]}"#,
+            "widgets[1]: must be an object, like",
+        ),
+    ] {
+        fs::write(&data, fixture).expect("write the fixture");
+        let stderr = refused_start(&data, &[]);
+        assert!(stderr.contains(name), "{fixture}: {stderr}");
+        assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
+    }
+}
