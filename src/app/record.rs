@@ -32,7 +32,7 @@ use time::OffsetDateTime;
 use super::{App, INDEX, Query, check_method, delay, index, options, prepare};
 use crate::config::MAX_RECORD;
 use crate::error::ApiError;
-use crate::http::{Method, PROBLEM_JSON, Request, Response};
+use crate::http::{Method, PROBLEM_JSON, Request, Response, instance_member};
 use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
 use crate::model::spelling;
@@ -224,12 +224,11 @@ fn body_size(req: &Request<'_>, response: &Response) -> usize {
     if req.method == Method::Head {
         return 0;
     }
-    if matches!(&response.body, Some((PROBLEM_JSON, _))) {
-        let mut sent = response.clone();
-        sent.identify(req.id.to_string());
-        return sent.body_bytes().len();
-    }
-    response.body_bytes().len()
+    let instance = match &response.body {
+        Some((PROBLEM_JSON, _)) => instance_member(req.id).map_or(0, |member| member.len()),
+        _ => 0,
+    };
+    response.body_bytes().len() + instance
 }
 
 /// The filters of `GET /_admin/requests`; each one given must match.

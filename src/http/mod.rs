@@ -34,6 +34,7 @@ mod form;
 mod problem;
 pub mod status;
 pub use form::decode_form;
+pub(crate) use problem::instance_member;
 
 /// Whether an `Accept` value admits a JSON response: it names `*/*`,
 /// `application/*`, `application/json` or `application/problem+json` with

@@ -59,12 +59,17 @@ impl From<ApiError> for Response {
 pub(super) fn add_instance(response: &mut Response, id: &str) {
     if let Some((PROBLEM_JSON, Body::Owned(bytes))) = &mut response.body {
         // Our documents are one object: the member goes before its `}`.
-        let instance = serde_json::to_string(&format!("urn:request:{id}"));
-        if let (Some(b'}'), Ok(instance)) = (bytes.last(), instance) {
+        if let (Some(b'}'), Some(member)) = (bytes.last(), instance_member(id)) {
             bytes.pop();
-            bytes.extend_from_slice(b",\"instance\":");
-            bytes.extend_from_slice(instance.as_bytes());
+            bytes.extend_from_slice(member.as_bytes());
             bytes.push(b'}');
         }
     }
+}
+
+/// The member `add_instance` adds, `,"instance":"urn:request:<id>"`; the
+/// request journal counts its length into the size of the body sent.
+pub(crate) fn instance_member(id: &str) -> Option<String> {
+    let instance = serde_json::to_string(&format!("urn:request:{id}")).ok()?;
+    Some(format!(",\"instance\":{instance}"))
 }
