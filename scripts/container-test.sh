@@ -128,8 +128,10 @@ run() {
 
 # answering NAME: waits up to about 10 s for a 200 from /healthz while NAME runs.
 answering() {
-    for i in $(seq 1000); do
+    local i=0 deadline=$((SECONDS + 10))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         [ "$(curl -s -o /dev/null --max-time 1 -w '%{http_code}' "$url/healthz")" = 200 ] && return 0
+        i=$((i + 1))
         if [ $((i % 50)) = 0 ] && [ "$(docker inspect --format '{{.State.Running}}' "$1")" != true ]; then
             break
         fi
