@@ -17,7 +17,10 @@ cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d) || exit 1
 pid=
 cleanup() {
-    [ -z "$pid" ] || kill "$pid" 2>/dev/null
+    if [ -n "$pid" ]; then
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    fi
     rm -rf "$tmp"
 }
 trap cleanup EXIT
