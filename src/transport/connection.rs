@@ -150,7 +150,7 @@ impl<R: Incoming> Connection<R> {
             return Arrival::Waits { until_decided };
         }
         state.serving = true;
-        state.undecided = framing.has_body() || self.every_verdict;
+        state.undecided = self.closes_only_by_verdict(&framing);
         Arrival::Serve(request)
     }
 
@@ -165,7 +165,7 @@ impl<R: Incoming> Connection<R> {
         }
         match next {
             Some(next) if !state.closing => {
-                state.undecided = next.framing.has_body() || self.every_verdict;
+                state.undecided = self.closes_only_by_verdict(&next.framing);
                 Some(next)
             }
             next => {
@@ -203,6 +203,8 @@ impl<R: Incoming> Connection<R> {
     /// sent. `false` if the connection is closing.
     pub fn ready_to_read(&self, until_decided: bool) -> bool {
         let state = self.wait(lock(&self.state), |s| {
+            // With `every_verdict`, the request just read waits for its
+            // own verdict too, from the moment it is queued behind another.
             let undecided = s.undecided || (self.every_verdict && s.next.is_some());
             (until_decided && s.serving && undecided) || s.unsent > 0
         });
@@ -224,6 +226,13 @@ impl<R: Incoming> Connection<R> {
         }
         state.reader_waits = false;
         state
+    }
+
+    /// Whether the worker serving this request must decide before the
+    /// connection's thread may read past it: it has a body, or (with
+    /// `every_verdict`) any request may be left unanswered.
+    fn closes_only_by_verdict(&self, framing: &Framing) -> bool {
+        framing.has_body() || self.every_verdict
     }
 
     pub fn secure(&self) -> bool {
