@@ -9,9 +9,10 @@
 //! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
 //! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
-//!    and not for `OPTIONS`: the bearer token, else 401; then failure on
-//!    purpose (`faults.rs`: `_status`, `_fault`, `--fail-rate`), before
-//!    anything is read or changed;
+//!    and not for `OPTIONS`: the bearer token, else 401; then, first in
+//!    the handlers of a collection and of an item (a malformed id too),
+//!    failure on purpose (`faults.rs`: `_status`, `_fault`,
+//!    `--fail-rate`), before anything is read or changed;
 //! 3. the method: one the path does not take is 405 with `Allow`;
 //! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
 //!    answered here, whatever its query (the browser sends the URL of the
@@ -194,9 +195,6 @@ impl App {
         if segments.first() == Some(&"api") && req.method != Method::Options {
             self.authorize(req)?;
         }
-        if let Some(failed) = faults::check(self.faults.as_ref(), req, segments, query)? {
-            return Ok(failed);
-        }
         match segments {
             [""] => self.home(req, query),
             ["api"] => self.index(req, query),
@@ -218,6 +216,9 @@ impl App {
         req: &mut Request<'_>,
         query: &Query,
     ) -> Result<Response, ApiError> {
+        if let Some(failed) = faults::check(self.faults.as_ref(), req, query)? {
+            return Ok(failed);
+        }
         let methods = if self.options.allow_reset {
             COLLECTION_RESET
         } else {
@@ -269,6 +270,9 @@ impl App {
         id: &str,
         query: &Query,
     ) -> Result<Response, ApiError> {
+        if let Some(failed) = faults::check(self.faults.as_ref(), req, query)? {
+            return Ok(failed);
+        }
         let id = parse_decimal(id)
             .filter(|id| (1..=MAX_SAFE_INTEGER).contains(id))
             .ok_or_else(|| {
