@@ -54,7 +54,7 @@ pub enum ApiError {
     /// header") when there is more to say.
     MethodNotAllowed {
         method: String,
-        allow: &'static str,
+        allow: String,
         hint: Option<String>,
     },
     /// 406: the `Accept` header rules out every type this server produces.
@@ -86,6 +86,9 @@ pub enum ApiError {
     Unavailable { detail: String },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
+    /// 501: the request needs something this server does not implement (a
+    /// transfer coding other than chunked, RFC 9112 section 6.1).
+    NotImplemented { detail: String },
     /// Any error status (`config/faults.rs` says which), asked for with
     /// `_status` or given by `--fail-rate`, with `--faults` on: nothing was
     /// read or changed (`app/faults.rs`).
@@ -107,6 +110,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
+            ApiError::NotImplemented { .. } => 501,
             ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
             ApiError::InsufficientStorage { .. } | ApiError::Exhausted { .. } => 507,
             ApiError::OnPurpose { status, .. } => *status,
@@ -190,9 +194,9 @@ impl fmt::Display for ApiError {
                 )
             }
             ApiError::Exhausted { detail, .. } => f.write_str(detail),
-            ApiError::StorageUnavailable { detail } | ApiError::Unavailable { detail } => {
-                f.write_str(detail)
-            }
+            ApiError::StorageUnavailable { detail }
+            | ApiError::Unavailable { detail }
+            | ApiError::NotImplemented { detail } => f.write_str(detail),
             ApiError::Internal => f.write_str("the server failed to handle this request"),
             ApiError::OnPurpose { detail, .. } => f.write_str(detail),
         }

@@ -126,7 +126,6 @@ pub fn transport_settings(config: &Config) -> transport::Settings {
         write_timeout: config.write_timeout,
         max_connections: config.max_connections,
         tls: config.tls.clone(),
-        may_leave_unanswered: config.faults.on,
     }
 }
 
