@@ -610,7 +610,9 @@ def check(binary, enforce_limits, check_docs):
         if said == ran:
             print(f"  'Read the code' names the same {len(said)} files")
             continue
-        wrong.append(f"'Read the code' and the trace disagree on {request}")
+        wrong.append(f"'Read the code' (src/lib.rs) and the trace disagree on {request}: "
+                     "name there every file the trace shows, and no other "
+                     "(how a list is written: the header of scripts/trace.py)")
         print(f"  'Read the code' names {len(said)} files, the trace shows {len(ran)}:")
         for path in sorted(ran - said):
             print(f"    ran, not named:  src/{path}")
@@ -635,8 +637,8 @@ def limits(traces):
         lines.append(f"{request}: {len(t.functions)} functions (at most {most_functions}), "
                      f"{len(t.files)} files (at most {most_files}): {'ok' if ok else 'OVER'}")
         if not ok:
-            over.append(f"{request} runs {len(t.functions)} functions in {len(t.files)} files, "
-                        f"more than {most_functions} in {most_files}")
+            over.append(f"{request} runs {len(t.functions)} functions in {len(t.files)} files: "
+                        f"at most {most_functions} in at most {most_files}")
         for path, fn, line, length, _ in t.functions:
             if length is not None:
                 lengths[(path, line)] = (length, fn)
@@ -648,7 +650,8 @@ def limits(traces):
     for (path, line), (length, fn) in ranked:
         if length > MAX_LINES:
             lines.append(f"  over {MAX_LINES} lines: src/{path}:{line} {fn.rsplit('::', 1)[-1]}, {length} lines")
-            over.append(f"src/{path}:{line} is {length} lines long, more than {MAX_LINES}")
+            over.append(f"src/{path}:{line} {fn.rsplit('::', 1)[-1]} is {length} lines long: "
+                        f"at most {MAX_LINES}")
     return over, lines
 
 
