@@ -32,4 +32,4 @@ if ! command -v valgrind >/dev/null 2>&1; then
     exit 1
 fi
 cargo build --quiet
-exec python3 scripts/trace.py target/debug/widgets-todos "$@"
+exec python3 scripts/trace.py "${CARGO_TARGET_DIR:-target}/debug/widgets-todos" "$@"
