@@ -516,15 +516,15 @@ def show(t, crate):
     answers = ", ".join(f"{s}" + (f" (x{n})" if len(counted) > 1 else "") for s, n in counted.items())
     print(f"{t.request}: {answers}")
     print(f"{REQUESTS} requests measured on one connection, in {len(t.threads)} of the server's "
-          f"{t.all_threads} threads (those with at least 5% of the instructions).")
-    print("The functions of src/ they ran, by file, in the order the request meets them;")
-    print("on the right, calls per request (0: already running when counting began).")
+          f"{t.all_threads} threads\n(those with at least 5% of the instructions).")
+    print("The functions of src/ they ran, by file, in the order the request meets them, with")
+    print("their calls per request (an average; 0: already running when counting began).")
     width = max((len(f"src/{p}:{line}") for p, _, line, _, _ in t.functions), default=0)
     for number, (path, functions) in enumerate(t.by_file(), 1):
-        print(f"\n{number:2}. src/{path} ({len(functions)})")
+        print(f"\n{number:2}. src/{path}: {len(functions)} function{'s' * (len(functions) != 1)}")
         for _, fn, line, _, calls in functions:
             where = f"src/{path}:{line}"
-            print(f"    {where:<{width}}  {short_name(fn, path, crate)}  {calls:.3g}")
+            print(f"    {where:<{width}} {calls:>5.3g}  {short_name(fn, path, crate)}")
     print(f"\n{t.summary()}")
 
 
