@@ -271,14 +271,7 @@ impl App {
     ) -> Result<Response, ApiError> {
         // 1. The token.
         if let Some(token) = &self.options.auth_token {
-            let guarded = match segments {
-                ["api", ..] => true,
-                ["_admin", ..] => self.recorder.is_some(),
-                _ => false,
-            };
-            if guarded && !matches!(req.method, Method::Options) {
-                authorize(token, req)?;
-            }
+            self.authorize(token, req, segments)?;
         }
         // 2. The path; the methods it takes when this one is not among them.
         let route = self.served(req.method, segments);
@@ -339,6 +332,19 @@ impl App {
             req.check_accept()?;
         }
         // 8. The handler.
+        self.run(route, req, id, list, &pairs)
+    }
+
+    /// Check 8: the handler of the route, with the item's id (check 4) and
+    /// the list query (check 6) it takes.
+    fn run(
+        &self,
+        route: Route<'_>,
+        req: &mut Request<'_>,
+        id: u64,
+        list: Option<ListQuery>,
+        pairs: &[(String, String)],
+    ) -> Result<Response, ApiError> {
         match route {
             Route::Home => self.home(req),
             Route::Index => Ok(index::index()),
@@ -359,7 +365,7 @@ impl App {
             Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
             Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
             Route::Requests | Route::ClearRequests | Route::Request(_) => {
-                self.admin(route, req, &pairs)
+                self.admin(route, req, pairs)
             }
         }
     }
@@ -488,32 +494,51 @@ impl App {
     }
 }
 
-/// Check 2: 401 unless `Authorization: Bearer TOKEN`. The comparison takes
-/// the same time wherever the tokens differ, so the time taken does not
-/// tell how much of a guessed token was right.
-fn authorize(expected: &Secret, req: &Request<'_>) -> Result<(), ApiError> {
-    let sent = req.header("Authorization").and_then(|value| {
-        let (scheme, token) = value.trim().split_once(' ')?;
-        scheme
-            .eq_ignore_ascii_case("Bearer")
-            .then_some(token.trim_start())
-    });
-    let Some(sent) = sent else {
-        return Err(ApiError::Unauthorized {
-            detail: "this server needs Authorization: Bearer <token> on /api and /_admin".into(),
+impl App {
+    /// Check 1, with `--auth-token`: on `/api`, and on `/_admin` when the
+    /// journal is on, for every method but `OPTIONS` (a browser's
+    /// preflight carries no token), 401 unless `Authorization: Bearer
+    /// TOKEN`. The comparison takes the same time wherever the tokens
+    /// differ, so the time taken does not tell how much of a guessed token
+    /// was right.
+    fn authorize(
+        &self,
+        expected: &Secret,
+        req: &Request<'_>,
+        segments: &[&str],
+    ) -> Result<(), ApiError> {
+        let guarded = match segments {
+            ["api", ..] => true,
+            ["_admin", ..] => self.recorder.is_some(),
+            _ => false,
+        };
+        if !guarded || matches!(req.method, Method::Options) {
+            return Ok(());
+        }
+        let sent = req.header("Authorization").and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("Bearer")
+                .then_some(token.trim_start())
         });
-    };
-    let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
-    let mut differ = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
+        let Some(sent) = sent else {
+            return Err(ApiError::Unauthorized {
+                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
+                    .into(),
+            });
+        };
+        let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
+        let mut differ = a.len() ^ b.len();
+        for i in 0..a.len().max(b.len()) {
+            differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
+        }
+        if differ != 0 {
+            return Err(ApiError::Unauthorized {
+                detail: "the bearer token is wrong".into(),
+            });
+        }
+        Ok(())
     }
-    if differ != 0 {
-        return Err(ApiError::Unauthorized {
-            detail: "the bearer token is wrong".into(),
-        });
-    }
-    Ok(())
 }
 
 /// Check 4: an item's id, in the path of `collection`: a positive integer

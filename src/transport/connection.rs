@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -121,18 +122,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     // 1. The head as the application sees it; the body, as it reads it.
     let framing = Framing::of(&incoming);
     let refused = framing.error(&incoming);
-    let method = Method::parse(incoming.method().as_str());
-    let method_name = match method.name() {
-        Some(name) => Cow::Borrowed(name),
-        None => Cow::Owned(incoming.method().as_str().to_string()),
-    };
-    let target = incoming.url().to_string();
-    let remote = incoming.remote_addr().copied();
-    let headers: Vec<_> = READ_HEADERS
-        .iter()
-        .filter_map(|&name| Some((name, incoming.headers().get(name)?.as_str().to_string())))
-        .collect();
-    let id = request_id(&headers);
+    let mut head = Head::of(&incoming);
     // A body still on its way waits on its client, not on the CPU: such a
     // request is handled without a turn, or a few slow uploads would hold
     // every turn (`tests/api/hardening.rs`, `slow_uploads_do_not_hold_the_threads`).
@@ -140,11 +130,11 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     let deadline = started + shared.read_timeout;
     let mut body = BodyReader::new(&mut incoming, framing, deadline);
     let mut request = Request {
-        method,
-        method_name: &method_name,
-        id: &id,
-        target: &target,
-        headers,
+        method: head.method,
+        method_name: &head.method_name,
+        id: &head.id,
+        target: &head.target,
+        headers: std::mem::take(&mut head.headers),
         content_length: framing.length,
         body: &mut body,
         max_body_bytes: shared.max_body_bytes,
@@ -160,8 +150,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     };
     drop(request);
     let unread = !body.finished && framing.arrives_slowly();
-    let logged_id = shared.access_log.then(|| id.clone());
-    reply.identify(id);
+    reply.identify(head.id.clone());
     // 3. A response held back (`--delay`, `_delay`) waits without its turn.
     if !reply.delay.is_zero() {
         drop(turn);
@@ -183,7 +172,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         (false, false) => None,
     };
     let date = httpdate::fmt_http_date(SystemTime::now());
-    let head_only = matches!(method, Method::Head);
+    let head_only = matches!(head.method, Method::Head);
     let sent = if reply.unanswered {
         // Nothing is written; the socket closes with the connection.
         drop(incoming.into_writer());
@@ -195,23 +184,68 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         write(incoming, &bytes).map(|()| bytes.len())
     };
     // 5. One access-log line.
-    match (sent, logged_id) {
-        (Ok(bytes), Some(id)) => access_log::record(access_log::Line {
-            remote,
-            method: &method_name,
-            target: &target,
-            status: reply.status,
-            bytes,
-            elapsed: started.elapsed(),
-            id: &id,
-        }),
-        (Ok(_), None) => {}
-        (Err(err), _) => {
+    match sent {
+        Ok(bytes) if shared.access_log => head.log(reply.status, bytes, started),
+        Ok(_) => {}
+        Err(err) => {
             log::debug!("cannot send the response: {err}");
             return false;
         }
     }
     !close
+}
+
+/// What the application and the access log need of a request's head,
+/// copied out of tiny_http's request, whose body the handler then
+/// borrows.
+struct Head {
+    method: Method,
+    /// The method as sent, for messages about unsupported ones.
+    method_name: Cow<'static, str>,
+    target: String,
+    /// The fields of [`READ_HEADERS`] the request has.
+    headers: Vec<(&'static str, String)>,
+    /// The request's id (see [`request_id`]).
+    id: String,
+    remote: Option<SocketAddr>,
+}
+
+impl Head {
+    fn of(incoming: &tiny_http::Request) -> Head {
+        let method = Method::parse(incoming.method().as_str());
+        let method_name = match method.name() {
+            Some(name) => Cow::Borrowed(name),
+            None => Cow::Owned(incoming.method().as_str().to_string()),
+        };
+        let mut headers = Vec::new();
+        for &name in READ_HEADERS {
+            if let Some(value) = field(incoming, name) {
+                headers.push((name, value.to_string()));
+            }
+        }
+        Head {
+            method,
+            method_name,
+            target: incoming.url().to_string(),
+            id: request_id(&headers),
+            headers,
+            remote: incoming.remote_addr().copied(),
+        }
+    }
+
+    /// The access-log line of this request, answered with `status` in
+    /// `bytes` bytes.
+    fn log(&self, status: u16, bytes: usize, started: Instant) {
+        access_log::record(access_log::Line {
+            remote: self.remote,
+            method: &self.method_name,
+            target: &self.target,
+            status,
+            bytes,
+            elapsed: started.elapsed(),
+            id: &self.id,
+        });
+    }
 }
 
 /// Writes a whole response. `into_writer` gives the connection's writer.
@@ -367,11 +401,14 @@ pub(crate) struct Framing {
 
 impl Framing {
     pub fn of(request: &tiny_http::Request) -> Framing {
-        let connection = field(request, "Connection").unwrap_or("");
         let http_10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
-        let upgrade = has_token(connection, "upgrade");
-        let close = has_token(connection, "close");
-        let keep_alive_10 = http_10 && has_token(connection, "keep-alive") && !close;
+        let (mut upgrade, mut close, mut keep_alive) = (false, false, false);
+        if let Some(connection) = field(request, "Connection") {
+            upgrade = has_token(connection, "upgrade");
+            close = has_token(connection, "close");
+            keep_alive = has_token(connection, "keep-alive");
+        }
+        let keep_alive_10 = http_10 && keep_alive && !close;
         Framing {
             length_field: field(request, "Content-Length").is_some(),
             chunked: field(request, "Transfer-Encoding").is_some(),
@@ -384,11 +421,6 @@ impl Framing {
             close: close || upgrade || (http_10 && !keep_alive_10),
             keep_alive_10,
         }
-    }
-
-    /// Whether no body follows the head.
-    pub fn empty(self) -> bool {
-        !self.chunked && self.length.unwrap_or(0) == 0
     }
 
     /// Whether reading the body means waiting on the client. tiny_http
@@ -522,7 +554,7 @@ impl<'a> BodyReader<'a> {
         BodyReader {
             request,
             deadline,
-            finished: framing.empty(),
+            finished: !framing.chunked && framing.length.unwrap_or(0) == 0,
             left: framing.upgrade.then_some(framing.length.unwrap_or(0)),
         }
     }
@@ -569,9 +601,8 @@ pub(crate) fn request_id(headers: &[(&'static str, String)]) -> String {
             return id.clone();
         }
     }
-    new_request_id()
+    made_request_id()
 }
-
 /// Whether a client's `X-Request-Id` may be echoed: 1 to 64 characters,
 /// each an ASCII letter or digit or one of `-_.:`. That covers UUIDs,
 /// ULIDs and the ids proxies make (nginx's `$request_id`, Heroku's), and
@@ -584,12 +615,12 @@ pub(crate) fn sane_request_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
-/// A new id: this process's prefix, a dash, and a counter (`3f9a0c12e4b7-1`,
+/// A new request id: this process's prefix, a dash, and a counter (`3f9a0c12e4b7-1`,
 /// `3f9a0c12e4b7-2`, ...). The prefix mixes the start time, the process id
 /// and std's per-process random hash keys into 48 bits, so two runs of the
 /// server, even two started in the same nanosecond, make different ids in
 /// practice; the counter makes every id in a run different.
-pub(crate) fn new_request_id() -> String {
+fn made_request_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::OnceLock;
     static PREFIX: OnceLock<String> = OnceLock::new();
