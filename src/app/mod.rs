@@ -49,19 +49,21 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
+use crate::config::{self, Config, Cors, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::conditional::Condition;
 use crate::http::{Body, Handler, JSON, Method, Request, Response, names_json, query_pairs};
-use crate::model::query::{self, ListQuery, bad, repeated};
+use crate::model::query::ListQuery;
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 
+mod auth;
 mod cors;
 mod faults;
 mod index;
 mod openapi;
+mod query;
 mod record;
 
 pub use cors::EXPOSED;
@@ -228,7 +230,7 @@ impl App {
             response.delay = self.options.delay;
             if !query.is_empty() {
                 let pairs = query_pairs(query).unwrap_or_default();
-                if let Ok(Some(delay)) = delay(&pairs) {
+                if let Ok(Some(delay)) = query::delay(&pairs) {
                     response.delay = delay;
                 }
             }
@@ -370,42 +372,6 @@ impl App {
         }
     }
 
-    /// Check 6: the query, by what the path and the method take. A list
-    /// query is returned for the handler; any other query is only checked.
-    fn check_query(
-        &self,
-        method: Method,
-        segments: &[&str],
-        pairs: &[(String, String)],
-    ) -> Result<Option<ListQuery>, ApiError> {
-        let reads = matches!(method, Method::Get | Method::Head | Method::Options);
-        if !pairs.is_empty() {
-            delay(pairs)?;
-        }
-        match segments {
-            ["api", "todos"] if reads => return query::parse::<Todo>(pairs).map(Some),
-            ["api", "widgets"] if reads => return query::parse::<Widget>(pairs).map(Some),
-            ["_admin", "requests"] if reads && self.recorder.is_some() => {
-                record::Filter::parse(pairs)?;
-            }
-            _ if pairs.is_empty() => {}
-            _ => {
-                let other = pairs
-                    .iter()
-                    .find(|(name, _)| name != "_delay" && name != "_");
-                if let Some((name, _)) = other {
-                    return Err(ApiError::BadRequest {
-                        detail: format!(
-                            "unknown query parameter '{name}': this path takes no query parameters"
-                        ),
-                        hint: Some("remove the query string".into()),
-                    });
-                }
-            }
-        }
-        Ok(None)
-    }
-
     /// `GET /api/{collection}`: the items the query selects (every item,
     /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link`
     /// for a `_page` query.
@@ -494,53 +460,6 @@ impl App {
     }
 }
 
-impl App {
-    /// Check 1, with `--auth-token`: on `/api`, and on `/_admin` when the
-    /// journal is on, for every method but `OPTIONS` (a browser's
-    /// preflight carries no token), 401 unless `Authorization: Bearer
-    /// TOKEN`. The comparison takes the same time wherever the tokens
-    /// differ, so the time taken does not tell how much of a guessed token
-    /// was right.
-    fn authorize(
-        &self,
-        expected: &Secret,
-        req: &Request<'_>,
-        segments: &[&str],
-    ) -> Result<(), ApiError> {
-        let guarded = match segments {
-            ["api", ..] => true,
-            ["_admin", ..] => self.recorder.is_some(),
-            _ => false,
-        };
-        if !guarded || matches!(req.method, Method::Options) {
-            return Ok(());
-        }
-        let sent = req.header("Authorization").and_then(|value| {
-            let (scheme, token) = value.trim().split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("Bearer")
-                .then_some(token.trim_start())
-        });
-        let Some(sent) = sent else {
-            return Err(ApiError::Unauthorized {
-                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
-                    .into(),
-            });
-        };
-        let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
-        let mut differ = a.len() ^ b.len();
-        for i in 0..a.len().max(b.len()) {
-            differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
-        }
-        if differ != 0 {
-            return Err(ApiError::Unauthorized {
-                detail: "the bearer token is wrong".into(),
-            });
-        }
-        Ok(())
-    }
-}
-
 /// Check 4: an item's id, in the path of `collection`: a positive integer
 /// in decimal digits, else 404.
 fn item_id(collection: &str, id: &str) -> Result<u64, ApiError> {
@@ -597,26 +516,6 @@ fn segments(path: &str) -> ([&str; 4], usize) {
         }
     }
     (parts, count)
-}
-
-/// The `_delay` parameter of an `/api` request: milliseconds, 0 to
-/// 10,000, at most once. `None` when absent.
-fn delay(pairs: &[(String, String)]) -> Result<Option<Duration>, ApiError> {
-    let mut delay = None;
-    for (name, value) in pairs {
-        if name != "_delay" {
-            continue;
-        }
-        if delay.is_some() {
-            return Err(repeated("_delay"));
-        }
-        let ms = parse_decimal(value).filter(|ms| *ms <= MAX_DELAY_MS);
-        let why = || format!("'{value}' is not a number of milliseconds from 0 to {MAX_DELAY_MS}");
-        delay = Some(Duration::from_millis(
-            ms.ok_or_else(|| bad("_delay", why()))?,
-        ));
-    }
-    Ok(delay)
 }
 
 /// A JSON response with the representation's entity tag.

@@ -11,8 +11,8 @@
 //! Around the normal path, each of tiny_http's gaps is closed by one named
 //! piece below, whose comment says the defect and the test that proves it:
 //! [`Framing`] (framing the library would guess at), [`BodyReader`] (a
-//! whole body's deadline, an upgrade offer's body), [`answer_unread`] (a
-//! body refused before it was read).
+//! whole body's deadline, an upgrade offer's body), and in `unread.rs`
+//! the answer to a body refused before it was read.
 
 use std::borrow::Cow;
 use std::io::{self, Read, Write};
@@ -22,11 +22,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::access_log;
 use super::capacity::Slot;
 use super::lock;
+use super::{access_log, unread};
 use crate::error::ApiError;
-use crate::http::{Handler, Method, READ_HEADERS, Request, Response};
+use crate::http::{Handler, Method, READ_HEADERS, Request};
 
 /// What every connection's thread shares, made once at start-up.
 pub(crate) struct Shared {
@@ -178,7 +178,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         drop(incoming.into_writer());
         Ok(0)
     } else if unread {
-        answer_unread(incoming, &reply, &date, head_only, framing, deadline, slot)
+        unread::answer(incoming, &reply, &date, head_only, framing, deadline, slot)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())
@@ -249,80 +249,11 @@ impl Head {
 }
 
 /// Writes a whole response. `into_writer` gives the connection's writer.
-fn write(incoming: tiny_http::Request, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write(incoming: tiny_http::Request, bytes: &[u8]) -> io::Result<()> {
     let mut writer = incoming.into_writer();
     writer.write_all(bytes)?;
     writer.flush()
 }
-
-/// The answer to a request whose body the handler refused before reading
-/// it (415, 413, a missing item), after which the connection closes.
-///
-/// tiny_http reads and discards the rest of a body when its request is
-/// dropped, and `into_writer` drops it before it gives the writer. So the
-/// rest is read here first, up to [`READ_AT_MOST`] and within the body's
-/// deadline, and the response then goes out as any other, saying
-/// `Connection: close`. A client that waits for `100 Continue` before it
-/// sends the rest, a larger body, or one that stops arriving would have
-/// the response wait for a body never coming: then the response goes
-/// through tiny_http's `respond`, which writes before it discards, on a
-/// thread of its own that keeps the connection's slot until the library
-/// has read the body's end. That response is the library's encoding: its
-/// reason phrases (`413 Payload Too Large`, where RFC 9110 says `Content
-/// Too Large`) and no `Connection` field, which it strips; the connection
-/// closes after it all the same. (`tests/api/hardening.rs`,
-/// `a_large_body_refused_unread_closes_the_connection`; `tests/api/wire.rs`,
-/// `expect_100_continue_not_sent_when_refused_early`.)
-fn answer_unread(
-    mut incoming: tiny_http::Request,
-    reply: &Response,
-    date: &str,
-    head_only: bool,
-    framing: Framing,
-    deadline: Instant,
-    slot: &Arc<Slot>,
-) -> io::Result<usize> {
-    if !framing.expect && framing.length.is_none_or(|n| n <= READ_AT_MOST) {
-        let mut body = BodyReader::new(&mut incoming, framing, deadline);
-        let mut rest = (&mut body).take(READ_AT_MOST + 1);
-        if io::copy(&mut rest, &mut io::sink()).is_ok() && body.finished {
-            let bytes = reply.encode(date, head_only, Some("close"));
-            return write(incoming, &bytes).map(|()| bytes.len());
-        }
-    }
-    let mut headers = vec![("Date", date), ("Cache-Control", "no-cache")];
-    if let Some((content_type, _)) = &reply.body {
-        headers.push(("Content-Type", content_type));
-    }
-    headers.extend(reply.headers.iter().map(|(name, value)| (*name, &**value)));
-    let body = reply.body_bytes().to_vec();
-    let length = body.len();
-    let headers =
-        tiny_http::Headers::try_from(headers).map_err(|err| io::Error::other(err.to_string()))?;
-    let response = tiny_http::Response::new(
-        tiny_http::StatusCode(reply.status),
-        headers,
-        io::Cursor::new(body),
-        Some(length),
-        None,
-    )
-    // Always a Content-Length, never chunked, as our own encoding does.
-    .with_chunked_threshold(usize::MAX);
-    let slot = Arc::clone(slot);
-    std::thread::Builder::new()
-        .name("discard".into())
-        .spawn(move || {
-            if let Err(err) = incoming.respond(response) {
-                log::debug!("cannot send the response: {err}");
-            }
-            drop(slot);
-        })
-        .map(|_| length)
-}
-
-/// The most of a body refused unread that is read so that our own response
-/// can follow; see [`answer_unread`].
-const READ_AT_MOST: u64 = 1 << 20;
 
 /// At most `--threads` requests are handled at once: each takes a
 /// [`Turn`] for its handler and its response's writing, and the others
@@ -386,7 +317,7 @@ pub(crate) struct Framing {
     /// A `Transfer-Encoding` field is present.
     chunked: bool,
     /// The client waits for `100 Continue` before it sends the body.
-    expect: bool,
+    pub expect: bool,
     /// `Connection: upgrade`.
     upgrade: bool,
     /// The `Content-Length`, as tiny_http parsed it.
@@ -539,7 +470,7 @@ fn has_token(value: &str, token: &str) -> bool {
 /// tiny_http sends `100 Continue` when its reader is first asked for, so
 /// asking only at the first read means a body refused unread is never
 /// invited (`tests/api/wire.rs`, `expect_100_continue_not_sent_when_refused_early`).
-pub(crate) struct BodyReader<'a> {
+pub(super) struct BodyReader<'a> {
     request: &'a mut tiny_http::Request,
     deadline: Instant,
     /// Whether a read has reached the end of the body.
@@ -550,7 +481,11 @@ pub(crate) struct BodyReader<'a> {
 }
 
 impl<'a> BodyReader<'a> {
-    fn new(request: &'a mut tiny_http::Request, framing: Framing, deadline: Instant) -> Self {
+    pub(super) fn new(
+        request: &'a mut tiny_http::Request,
+        framing: Framing,
+        deadline: Instant,
+    ) -> Self {
         BodyReader {
             request,
             deadline,

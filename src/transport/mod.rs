@@ -28,8 +28,9 @@
 //!   thread, and a request head has no deadline; neither can be freed. The
 //!   connections are capped, and stuck ones make the server give up.
 //! - `connection.rs`: framing tiny_http cannot check, a body's deadline,
-//!   bodies on upgrade offers, `100 Continue` only when the body is read,
-//!   and a body refused unread.
+//!   bodies on upgrade offers, `100 Continue` only when the body is read;
+//! - `unread.rs`: a body refused unread, which tiny_http reads to its end
+//!   before it lets a response be written.
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
 //! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
@@ -49,6 +50,7 @@ pub mod capacity;
 mod connection;
 #[cfg(test)]
 mod tests;
+mod unread;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
