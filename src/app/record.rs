@@ -32,12 +32,10 @@ use time::OffsetDateTime;
 use super::{App, Route};
 use crate::config::MAX_RECORD;
 use crate::error::ApiError;
-use crate::http::{Method, PROBLEM_JSON, Request, Response, instance_member};
+use crate::http::{Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member};
 use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
 use crate::model::spelling;
-use crate::transport::access_log::TIMESTAMP;
-use crate::transport::lock;
 
 /// The most bytes the entries may take in all, as [`Entry::cost`] counts.
 pub const BUDGET: usize = 64 << 20;
@@ -376,6 +374,15 @@ fn by_name<S: Serializer>(
 /// `duration_ms`: milliseconds, to the microsecond.
 fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
+}
+
+/// Takes the journal's lock. Each change under it is one push, pop or
+/// assignment, so a panic cannot leave it half done: a poisoned lock is
+/// taken back.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

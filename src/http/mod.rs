@@ -34,7 +34,6 @@ mod form;
 mod negotiation;
 mod problem;
 mod query;
-pub mod status;
 pub use form::decode_form;
 pub use negotiation::{accepts_json, names_json, prefers_html};
 pub(crate) use problem::instance_member;
@@ -338,6 +337,12 @@ pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
     ))
 }
 
+/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
+/// 3339 with milliseconds; the request journal's `time` too).
+pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros::format_description!(
+    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+);
+
 pub const JSON: &str = "application/json";
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
@@ -470,14 +475,14 @@ impl Response {
 
 /// The status code and reason phrase (RFC 9110 section 15) of each status
 /// we send, as the status line carries them (RFC 9112 section 4): those of
-/// a request that succeeds here, every error status in `status.rs`.
+/// a request that succeeds here, every error status in `error.rs`.
 pub fn status_text(status: u16) -> &'static str {
     match status {
         200 => "200 OK",
         201 => "201 Created",
         204 => "204 No Content",
         304 => "304 Not Modified",
-        _ => status::error(status).unwrap_or("500 Internal Server Error"),
+        _ => crate::error::error_status_line(status).unwrap_or("500 Internal Server Error"),
     }
 }
 

@@ -177,8 +177,8 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         // Nothing is written; the socket closes with the connection.
         drop(incoming.into_writer());
         Ok(0)
-    } else if unread {
-        unread::answer(incoming, &reply, &date, head_only, framing, deadline, slot)
+    } else if unread && !read_rest(&mut incoming, framing, deadline) {
+        unread::answer(incoming, &reply, &date, slot)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())
@@ -248,8 +248,19 @@ impl Head {
     }
 }
 
+/// Reads what is left of a body the handler refused unread, so that our
+/// own response can follow (`unread.rs`); `false` when it cannot be: the
+/// client waits for `100 Continue`, or the body is too large or stops.
+fn read_rest(incoming: &mut tiny_http::Request, framing: Framing, deadline: Instant) -> bool {
+    if framing.expect || framing.length.is_some_and(|n| n > unread::READ_AT_MOST) {
+        return false;
+    }
+    let mut body = BodyReader::new(incoming, framing, deadline);
+    unread::read_rest(&mut body) && body.finished
+}
+
 /// Writes a whole response. `into_writer` gives the connection's writer.
-pub(super) fn write(incoming: tiny_http::Request, bytes: &[u8]) -> io::Result<()> {
+fn write(incoming: tiny_http::Request, bytes: &[u8]) -> io::Result<()> {
     let mut writer = incoming.into_writer();
     writer.write_all(bytes)?;
     writer.flush()
@@ -317,7 +328,7 @@ pub(crate) struct Framing {
     /// A `Transfer-Encoding` field is present.
     chunked: bool,
     /// The client waits for `100 Continue` before it sends the body.
-    pub expect: bool,
+    expect: bool,
     /// `Connection: upgrade`.
     upgrade: bool,
     /// The `Content-Length`, as tiny_http parsed it.
@@ -470,7 +481,7 @@ fn has_token(value: &str, token: &str) -> bool {
 /// tiny_http sends `100 Continue` when its reader is first asked for, so
 /// asking only at the first read means a body refused unread is never
 /// invited (`tests/api/wire.rs`, `expect_100_continue_not_sent_when_refused_early`).
-pub(super) struct BodyReader<'a> {
+pub(crate) struct BodyReader<'a> {
     request: &'a mut tiny_http::Request,
     deadline: Instant,
     /// Whether a read has reached the end of the body.
@@ -481,11 +492,7 @@ pub(super) struct BodyReader<'a> {
 }
 
 impl<'a> BodyReader<'a> {
-    pub(super) fn new(
-        request: &'a mut tiny_http::Request,
-        framing: Framing,
-        deadline: Instant,
-    ) -> Self {
+    fn new(request: &'a mut tiny_http::Request, framing: Framing, deadline: Instant) -> Self {
         BodyReader {
             request,
             deadline,

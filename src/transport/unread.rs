@@ -1,49 +1,49 @@
 //! The answer to a request whose body the handler refused before reading
-//! it: a workaround for the HTTP library, off the normal path.
+//! it, after which the connection closes (415, 413, a missing item): a
+//! workaround for the HTTP library, off the normal path.
+//!
+//! tiny_http reads and discards the rest of a body when its request is
+//! dropped, and `into_writer` drops it before it gives the writer. So
+//! `connection.rs` reads the rest first ([`read_rest`], up to
+//! [`READ_AT_MOST`] and within the body's deadline), and the response then
+//! goes out as any other, saying `Connection: close`. A client that waits
+//! for `100 Continue` before it sends the rest, a larger body, or one that
+//! stops arriving would have the response wait for a body never coming:
+//! then [`answer`] hands the response to tiny_http's `respond`, which
+//! writes before it discards. (`tests/api/framing.rs`,
+//! `a_body_refused_unread_closes_the_connection_and_says_so`;
+//! `tests/api/wire.rs`, `expect_100_continue_not_sent_when_refused_early`.)
 
 use std::io::{self, Read};
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::capacity::Slot;
-use super::connection::{BodyReader, Framing, write};
 use crate::http::Response;
 
-/// The answer to a request whose body the handler refused before reading
-/// it (415, 413, a missing item), after which the connection closes.
-///
-/// tiny_http reads and discards the rest of a body when its request is
-/// dropped, and `into_writer` drops it before it gives the writer. So the
-/// rest is read here first, up to [`READ_AT_MOST`] and within the body's
-/// deadline, and the response then goes out as any other, saying
-/// `Connection: close`. A client that waits for `100 Continue` before it
-/// sends the rest, a larger body, or one that stops arriving would have
-/// the response wait for a body never coming: then the response goes
-/// through tiny_http's `respond`, which writes before it discards, on a
-/// thread of its own that keeps the connection's slot until the library
-/// has read the body's end. That response is the library's encoding: its
-/// reason phrases (`413 Payload Too Large`, where RFC 9110 says `Content
-/// Too Large`) and no `Connection` field, which it strips; the connection
-/// closes after it all the same. (`tests/api/hardening.rs`,
-/// `a_large_body_refused_unread_closes_the_connection`; `tests/api/wire.rs`,
-/// `expect_100_continue_not_sent_when_refused_early`.)
+/// The most of a body refused unread that is read so that our own response
+/// can follow.
+pub(super) const READ_AT_MOST: u64 = 1 << 20;
+
+/// Reads and drops what is left of a body, from the reader the handler
+/// had: whether it ended, so that the connection may carry our response.
+pub(super) fn read_rest(body: &mut impl Read) -> bool {
+    let mut rest = body.take(READ_AT_MOST + 1);
+    matches!(io::copy(&mut rest, &mut io::sink()), Ok(n) if n <= READ_AT_MOST)
+}
+
+/// The response to a request whose body could not be read to its end,
+/// written by tiny_http's `respond`, which writes before it reads what is
+/// left, on a thread of its own that keeps the connection's slot until
+/// then. It is the library's encoding: its reason phrases (`413 Payload
+/// Too Large`, where RFC 9110 says `Content Too Large`) and no
+/// `Connection` field, which it strips; the connection closes after it
+/// all the same.
 pub(super) fn answer(
-    mut incoming: tiny_http::Request,
+    incoming: tiny_http::Request,
     reply: &Response,
     date: &str,
-    head_only: bool,
-    framing: Framing,
-    deadline: Instant,
     slot: &Arc<Slot>,
 ) -> io::Result<usize> {
-    if !framing.expect && framing.length.is_none_or(|n| n <= READ_AT_MOST) {
-        let mut body = BodyReader::new(&mut incoming, framing, deadline);
-        let mut rest = (&mut body).take(READ_AT_MOST + 1);
-        if io::copy(&mut rest, &mut io::sink()).is_ok() && body.finished {
-            let bytes = reply.encode(date, head_only, Some("close"));
-            return write(incoming, &bytes).map(|()| bytes.len());
-        }
-    }
     let mut headers = vec![("Date", date), ("Cache-Control", "no-cache")];
     if let Some((content_type, _)) = &reply.body {
         headers.push(("Content-Type", content_type));
@@ -73,7 +73,3 @@ pub(super) fn answer(
         })
         .map(|_| length)
 }
-
-/// The most of a body refused unread that is read so that our own response
-/// can follow; see [`answer`].
-const READ_AT_MOST: u64 = 1 << 20;
