@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The OpenAPI documents, held to the server (README, "The OpenAPI document"):
+# The OpenAPI documents, held to the server (docs/openapi.md):
 #
 # 1. src/app/openapi.json, the full document (every feature on), is valid
 #    (openapi-spec-validator), and a server started with every feature on
@@ -12,7 +12,7 @@
 #    says why), with more examples, against the second server.
 #
 # Schemathesis still reports a few kinds of failure that are not the
-# server's (README, "What schemathesis still reports", says why of each).
+# server's (docs/testing.md, "What schemathesis still reports", says why of each).
 # scripts/fuzz_known.py recognises each one by the exchange itself; any
 # other failure fails the script, and the last line counts both.
 #
@@ -113,7 +113,7 @@ fuzz() {
     if ! python3 scripts/fuzz_known.py "$out.ndjson" >"$tmp/known"; then
         cat "$tmp/known"
         sed -n '/FAILURES/,$p' "$out.report" | head -100
-        echo "FAIL: schemathesis $title: a failure no reason in the README covers (exit $status, seed $seed)"
+        echo "FAIL: schemathesis $title: a failure no reason in docs/testing.md covers (exit $status, seed $seed)"
         exit 1
     fi
     cat "$tmp/known"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sorts the failures of a schemathesis run (its NDJSON report) into the
-known ones, each with its reason in README.md ("What schemathesis still
+known ones, each with its reason in docs/testing.md ("What schemathesis still
 reports"), and the rest.
 
     python3 scripts/fuzz_known.py REPORT.ndjson

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Runs every example of README.md against the release binary and checks
-that the README shows what the server really sends.
+"""Runs every example of README.md and docs/*.md against the release binary
+and checks that they show what the server really sends; checks the links
+between those files, and that no paragraph or table row is said twice.
 
-    python3 scripts/readme.py [README.md]
+    python3 scripts/readme.py [FILE.md ...]
 
 Python 3, standard library only. Builds the release binary with
 `cargo build --release` when it is missing ($SERVER_BIN names another one).
+Without arguments it reads README.md, then every docs/*.md in order of
+name; the links and repeats are checked only then, over all of them.
 
 What runs. Every ```console block, in order. In a block, a line starting
 with `$ ` is a command (a line ending in `\\` continues it on the next
@@ -16,13 +19,14 @@ rewritten to the server under test. Blocks fenced otherwise (```sh,
 ```json, ...) never run: use them for what must not (installation, docker,
 starting a server, other machines).
 
-The servers. Unless marked, a block talks to the walk-through server,
-started once, before the first block, as the README tells a reader to
-start it: `widgets-todos --data db.json`, where db.json is a fresh copy of
-scripts/seed.json. Its state carries on from block to block, so the
-examples must work top to bottom, in order. A block that needs other flags
-is marked by an HTML comment on the line before its fence (blank lines
-between are allowed):
+The servers. Each file is a walk of its own: unless marked, a block talks
+to the file's walk-through server, started before the file's first such
+block as the README tells a reader to start it: `widgets-todos --data
+db.json`, where db.json is a fresh copy of scripts/seed.json. Its state
+carries on from block to block within the file, so a file's examples must
+work top to bottom, in order; no file depends on another, so the order of
+files does not matter. A block that needs other flags is marked by an HTML
+comment on the line before its fence (blank lines between are allowed):
 
     <!-- readme-test: server --allow-reset --data db.json -->
 
@@ -52,14 +56,22 @@ sent). A header value written as a lower-case word in angle brackets, such
 as `ETag: <etag>`, stands for any value. In a JSON body, such a word inside
 a string stands for any text there: `"instance": "urn:request:<id>"`
 matches every request id; and one standing bare where a value goes,
-`"duration_ms":<ms>`, for any number. Nothing else is ignored: ETags are
+`"duration_ms":<ms>`, for any number. Outside JSON, such a word stands for
+any text on its line (`port <port>`). Nothing else is ignored: ETags are
 hashes of the body, so the same data gives the same tags.
 
+Links and repeats. Every relative link `[text](path#anchor)` must name a
+file of the repository and, for a .md file, a heading of it (GitHub's
+anchors: lower case, punctuation dropped, spaces as dashes). A paragraph
+or a table row of 80 characters or more, outside code blocks, may stand
+in one place only: a rule is said once, and linked to elsewhere.
+
 Prints one line per example and `readme: N passed, M failed`; on a
-mismatch, a diff (expected, then actual). Exits 1 if any example failed.
+mismatch, a diff (expected, then actual). Exits 1 if any check failed.
 """
 
 import difflib
+import glob
 import json
 import os
 import re
@@ -211,7 +223,18 @@ def same_text(expected, actual):
     try:
         return same_json(json.loads(BARE.sub(r'\1"\\u0000\2"', e)), json.loads(a))
     except ValueError:
-        return e == a
+        return e == a or same_lines(e.split("\n"), a.split("\n"))
+
+
+def same_lines(expected, actual):
+    """Line by line, a `<word>` in an expected line matching any text."""
+    if len(expected) != len(actual):
+        return False
+    for e, a in zip(expected, actual):
+        pattern = ".+".join(re.escape(part) for part in IN_STRING.split(e.rstrip()))
+        if re.fullmatch(pattern, a.rstrip()) is None:
+            return False
+    return True
 
 
 def same_json(expected, actual):
@@ -315,33 +338,137 @@ def binary():
     return os.path.abspath(path)
 
 
+def heading_anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file."""
+    anchors, seen, fence = set(), {}, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            m = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+            if m:
+                slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+                n = seen.get(slug, 0)
+                seen[slug] = n + 1
+                anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+LINK = re.compile(r"\]\(([^()\s]+)\)")
+
+
+def prose(path):
+    """(line number, text) of each paragraph and table row outside code
+    blocks and HTML comments."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, para, start, fence = [], [], 0, False
+    for n, line in enumerate(lines, 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if fence or line.lstrip().startswith("```") or not line.strip() or line.startswith("#"):
+            if para:
+                out.append((start, " ".join(para)))
+            para = []
+            continue
+        if line.startswith("|"):
+            if para:
+                out.append((start, " ".join(para)))
+            para = []
+            if not re.match(r"^\|[-| :]*\|$", line.strip()):
+                out.append((n, line.strip()))
+            continue
+        if not para:
+            start = n
+        para.append(line.strip())
+    if para:
+        out.append((start, " ".join(para)))
+    return out
+
+
+def check_docs(files):
+    """Problems with the links between the files, and with text said twice."""
+    problems, said = [], {}
+    for path in files:
+        rel = os.path.relpath(path, ROOT)
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        fence = False
+        for n, line in enumerate(lines, 1):
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            if fence:
+                continue
+            for target in LINK.findall(line):
+                if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                    continue
+                file, _, anchor = target.partition("#")
+                dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+                if not os.path.exists(dest):
+                    problems.append(f"{rel}:{n}: link to a missing file: {target}")
+                elif anchor and dest.endswith(".md") and anchor not in heading_anchors(dest):
+                    problems.append(f"{rel}:{n}: link to a missing heading: {target}")
+        for n, para in prose(path):
+            if len(para) < 80:
+                continue
+            if para in said:
+                problems.append(f"{rel}:{n}: said twice, first at {said[para]}: {para[:60]}...")
+            else:
+                said[para] = f"{rel}:{n}"
+    return problems
+
+
 def main():
-    readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
-    blocks = parse(readme)
+    explicit = sys.argv[1:]
+    files = explicit or [os.path.join(ROOT, "README.md")] + sorted(
+        glob.glob(os.path.join(ROOT, "docs", "*.md")))
     exe = binary()
     bindir = tempfile.mkdtemp(prefix="readme-bin-")
     os.symlink(exe, os.path.join(bindir, "widgets-todos"))
     passed = failed = 0
+    try:
+        for path in files:
+            p, f = run_file(path, exe, bindir, passed + failed)
+            passed, failed = passed + p, failed + f
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
+    if not explicit:
+        for problem in check_docs(files):
+            failed += 1
+            print(f"FAIL {passed + failed} - {problem}")
+        passed += 1
+        print(f"ok {passed + failed} - links and repeats across {len(files)} files")
+    print(f"readme: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_file(path, exe, bindir, done):
+    """Runs the examples of one file; (passed, failed)."""
+    blocks = parse(path)
+    rel = os.path.relpath(path, ROOT)
+    passed = failed = 0
     walk = None
     try:
-        walk = Server(exe, DEFAULT_FLAGS)
         for b in blocks:
+            if b["flags"] is None and walk is None:
+                walk = Server(exe, DEFAULT_FLAGS)
             server = walk if b["flags"] is None else Server(exe, b["flags"])
             try:
                 for ex in b["examples"]:
                     actual, stderr = run(ex["command"], server, bindir)
                     problem = "the command " + stderr if actual is None else compare(ex["expected"], actual)
                     first = ex["command"].split("\n")[0]
-                    name = f"{os.path.basename(readme)}:{ex['line']}: $ {first[:70]}"
+                    name = f"{rel}:{ex['line']}: $ {first[:70]}"
+                    count = done + passed + failed + 1
                     if problem is None:
                         passed += 1
-                        print(f"ok {passed + failed} - {name}")
+                        print(f"ok {count} - {name}")
                         continue
                     failed += 1
-                    print(f"FAIL {passed + failed} - {name}: {problem}")
+                    print(f"FAIL {count} - {name}: {problem}")
                     diff = difflib.unified_diff(for_diff(ex["expected"]),
                                                 for_diff(same_dates(ex["expected"], actual or [])),
-                                                "README", "server", lineterm="", n=99)
+                                                rel, "server", lineterm="", n=99)
                     for line in diff:
                         print("    " + line)
                     if stderr and stderr.strip():
@@ -352,9 +479,7 @@ def main():
     finally:
         if walk:
             walk.stop()
-        shutil.rmtree(bindir, ignore_errors=True)
-    print(f"readme: {passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    return passed, failed
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 #   data provider run unchanged with Node, the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, a full disk under --data (as root), every
-#   example of the README, and the benchmark in its quick mode.
+#   example of README.md and docs/, and the benchmark in its quick mode.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -84,7 +84,7 @@ echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
 python3 scripts/diskfull.py | tee "$tmp/diskfull"
 grep -q '^diskfull: \(ok\|skipped\)' "$tmp/diskfull"
 
-echo "== the README's examples, in order, against the release binary"
+echo "== the examples of README.md and docs/, against the release binary"
 python3 scripts/readme.py | tee "$tmp/readme"
 readme_passed=$(sed -n 's/^readme: \([0-9]*\) passed.*/\1/p' "$tmp/readme")
 

@@ -153,7 +153,7 @@ impl ApiError {
                 Some("GET the item again for its current ETag, then retry with that in If-Match")
             }
             ApiError::Unavailable { .. } => Some(
-                "put a reverse proxy in front of this server: see README, Limits and hardening",
+                "put a reverse proxy in front of this server: see docs/limits.md, nginx in front",
             ),
             _ => None,
         }

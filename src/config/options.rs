@@ -10,8 +10,9 @@ use super::{Config, MAX_DELAY_MS, Secret, faults};
 use crate::model::generate::parse_spec;
 
 /// `--help`: one screen (at most 24 lines of 80 columns, a test checks),
-/// every option with its variable and default. The README's table says
-/// the same at more length.
+/// every option with its variable and default. The table of
+/// docs/configuration.md says the same at more length (a test holds the
+/// two to the same flags and variables).
 pub const HELP: &str = "\
 widgets-todos: an HTTP/JSON server for widgets and todos under /api
 Usage: widgets-todos [OPTIONS] [DATA_FILE]   (DATA_FILE: the same as --data)

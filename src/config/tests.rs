@@ -452,3 +452,57 @@ fn record_keeps_1_to_100000_requests() {
     let modes = config(&["--record", "5"], &[]).modes().join("; ");
     assert!(modes.contains("recording the last 5 requests"), "{modes}");
 }
+
+/// The words of `text` made of `--` and lower-case letters and dashes
+/// (flags), or of capitals and underscores (variables).
+fn words(text: &str, flag: bool) -> std::collections::BTreeSet<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|w| {
+            if flag {
+                w.starts_with("--") && w.len() > 2
+            } else {
+                w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            }
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The one configuration table, in docs/configuration.md, names exactly
+/// the flags and variables that `--help` names, so neither can drift.
+#[test]
+fn the_configuration_page_lists_what_help_lists() {
+    let page = include_str!("../../docs/configuration.md");
+    let rows: Vec<&str> = page
+        .lines()
+        .skip_while(|l| !l.starts_with("| flag | env |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(
+        rows.len() > 20,
+        "no configuration table in docs/configuration.md"
+    );
+    let column = |i: usize| {
+        rows.iter()
+            .map(|r| r.split('|').nth(i).unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut help_flags = words(HELP, true);
+    help_flags.remove("--features");
+    // The variables: in brackets on the option lines, which are indented.
+    let bracketed: String = HELP
+        .lines()
+        .filter(|l| l.starts_with("  --"))
+        .flat_map(|l| l.split('[').skip(1))
+        .filter_map(|s| s.split(']').next())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(words(&column(1), true), help_flags, "flags");
+    assert_eq!(
+        words(&column(2), false),
+        words(&bracketed, false),
+        "variables"
+    );
+}
