@@ -11,6 +11,7 @@ mod cli;
 mod ecosystem;
 mod errors;
 mod faults;
+mod framing;
 mod generate;
 mod habits;
 mod hardening;
