@@ -575,13 +575,146 @@ def http2_flood(binary, count, read_timeout=None):
            {"rss_kb": 0, "threads": 0, "fds": worst_fds}, note + f"; most descriptors {worst_fds}")
 
 
+# ------------------------------------------------- the request log ([15])
+
+
+def status_kb(server, key):
+    with open(f"/proc/{server.proc.pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def next_link(link):
+    """The target of `rel="next"` in a `Link` value (RFC 8288), or None."""
+    for part in (link or "").split(","):
+        target, _, params = part.partition(";")
+        if 'rel="next"' in params:
+            return target.strip().strip("<>")
+    return None
+
+
+def read_log(server, errors, pages_seen, first=None):
+    """Walks `GET /_admin/requests` page by page, following `Link: rel="next"`;
+    returns the seqs listed, in order. Every page must be complete JSON."""
+    import http.client
+    import json
+    conn = http.client.HTTPConnection(*server.addr, timeout=120)
+    target, seqs, total = "/_admin/requests", [], None
+    try:
+        for _ in range(10_000):
+            conn.request("GET", target)
+            response = conn.getresponse()
+            body = response.read()
+            if response.status != 200:
+                raise ValueError(f"{target}: {response.status} {body[:200]!r}")
+            page = json.loads(body)  # complete and valid JSON, or it raises
+            if not isinstance(page, list):
+                raise ValueError(f"{target}: not an array")
+            if total is None:
+                total = int(response.getheader("X-Total-Count"))
+            seqs += [entry["seq"] for entry in page]
+            pages_seen.append(len(body))
+            target = next_link(response.getheader("Link"))
+            if target is None:
+                break
+    except Exception as err:  # noqa: BLE001 - reported as the check's failure
+        errors.append(repr(err)[:300])
+    finally:
+        conn.close()
+    return seqs, total
+
+
+def request_log_listing(binary, quick, full):
+    """M1 of [15]: `--record 100000`, then POSTs of 64 KiB bodies of the
+    byte 0x01 (each 400, each recorded; each such byte is six in JSON,
+    `\\u0001`), then 4 readers at once each walking the whole listing.
+
+    The server's peak resident size (VmHWM) must stay under the ceiling and
+    every page must be complete JSON, the pages together listing every
+    entry once, newest first. The issue's scenario (1,100 bodies, a
+    200 MB ceiling) runs with --m1-full; CI runs 200 bodies against a
+    100 MB ceiling, which a listing built whole (six times the log, four
+    times over) exceeds many times.
+    """
+    import http.client
+    posts, ceiling_mb = (1_100, 200) if full else ((200, 100) if quick else (400, 150))
+    readers = 4
+    server = Server(binary, defaults=True,
+                    extra=["--record", "100000", "--threads", str(readers)])
+    try:
+        idle = server.stats()
+        body = b"\x01" * 65_536
+        conn = http.client.HTTPConnection(*server.addr, timeout=30)
+        for _ in range(posts):
+            conn.request("POST", "/api/todos", body, {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 400:
+                fail(f"request log: a POST of 64 KiB of 0x01 got {response.status}, not 400")
+        conn.close()
+        logged = server.stats()
+        before_kb = status_kb(server, "VmHWM")
+        # HEAD builds no more than GET: the same Content-Length as the first page.
+        conn = http.client.HTTPConnection(*server.addr, timeout=120)
+        conn.request("HEAD", "/_admin/requests")
+        head = conn.getresponse()
+        head.read()
+        conn.close()
+        errors, pages, results_ = [], [], [None] * readers
+
+        def reader(i):
+            results_[i] = read_log(server, errors, pages)
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        took = time.monotonic() - started
+        peak_kb = status_kb(server, "VmHWM")
+        during = server.stats()
+        during["rss_kb"] = peak_kb
+        if errors:
+            fail(f"request log: a listing failed: {errors[0]}")
+        for seqs, total in results_:
+            if seqs != sorted(set(seqs), reverse=True) or len(seqs) != total:
+                fail(f"request log: a walk listed {len(seqs)} entries of {total}, "
+                     f"or not each once newest first")
+        first_page = max(pages)
+        if head.status != 200 or int(head.getheader("Content-Length", "0")) > first_page:
+            fail(f"request log: HEAD answered {head.status} with Content-Length "
+                 f"{head.getheader('Content-Length')}, more than the largest page, {first_page} B")
+        if peak_kb > ceiling_mb * 1024:
+            fail(f"request log: peak RSS {peak_kb / 1024:.0f} MB with {readers} readers "
+                 f"(log of {posts} bodies; {logged['rss_kb'] / 1024:.0f} MB before them), "
+                 f"over {ceiling_mb} MB")
+        total = results_[0][1]
+        normal_get(server)
+        report("request log, 4 readers", f"{posts} x 64 KiB of 0x01", idle, logged, during,
+               f"{total} entries in {len(pages) // readers} pages of at most "
+               f"{first_page / 2**20:.1f} MiB each, walked in {took:.1f}s; peak RSS "
+               f"{peak_kb / 1024:.0f} MB (before listing {before_kb / 1024:.0f} MB, ceiling {ceiling_mb} MB)")
+    finally:
+        server.stop()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
     parser.add_argument("--quick", action="store_true", help="fewer connections and trials")
+    parser.add_argument("--m1-full", action="store_true",
+                        help="only the request log listing, at the issue's full scale (1,100 bodies)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.m1_full:
+        request_log_listing(args.binary, quick=False, full=True)
+        print(f"abuse: {len(results)} passed, 0 failed", flush=True)
+        return
+    request_log_listing(args.binary, args.quick, full=False)
 
     server = Server(args.binary)
     try:
