@@ -207,6 +207,34 @@ fn serves_logs_and_stops_on_sigterm() {
     );
 }
 
+/// [15] L2: no control character of a request line reaches the access
+/// log as it was sent; an ESC there would drive the terminal, a VT or FF
+/// break the line for many tools.
+#[test]
+fn the_access_log_escapes_control_characters() {
+    let (child, remote) = spawn_remote(&["--port", "0", "--log-level", "info"]);
+    let lines: [&[u8]; 3] = [
+        b"GET /api/todos\x1b[2J\x1b[31mX HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        b"G\x1b[1mET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        b"GET /a\x08\x0b\x0c\x00\x7f\tb HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    ];
+    for line in lines {
+        let answer = remote.raw(line);
+        assert!(answer.starts_with(b"HTTP/1.1 "), "{answer:?}");
+    }
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+    let bad = |c: char| (c < ' ' && c != '\n') || c == '\x7f';
+    assert!(!log.contains(bad), "{log:?}");
+    for said in [
+        "GET /api/todos\\x1b[2J\\x1b[31mX 404 ",
+        "G\\x1b[1mET /api 405 ",
+        "GET /a\\x08\\x0b\\x0c\\x00\\x7f\\x09b 404 ",
+    ] {
+        assert!(log.contains(said), "{said} not in {log:?}");
+    }
+}
+
 #[test]
 fn environment_configures_and_flags_win() {
     // PORT=1 alone would fail (privileged); the flag wins over it.
