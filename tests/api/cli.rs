@@ -393,6 +393,50 @@ pub fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
     }
 }
 
+/// [15] L3: the token file is read no further than a token can reach
+/// (1,024 characters and a line break), and only a regular file is read:
+/// `/dev/zero` used to grow the process without bound, a FIFO to block
+/// start-up for ever.
+#[test]
+fn a_token_file_is_a_regular_file_read_no_further_than_a_token() {
+    let dir = crate::support::TempDir::new("token-file");
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let dir_path = dir.0.to_str().unwrap().to_string();
+    for path in ["/dev/zero", fifo.to_str().unwrap(), &dir_path] {
+        let said = [
+            "a regular file",
+            "not a directory, FIFO or device",
+            "set AUTH_TOKEN",
+        ];
+        check_refused(&["--auth-token-file", path], &[], &said);
+        check_refused(&[], &[("AUTH_TOKEN_FILE", path)], &said);
+    }
+    let long = dir.join("long");
+    std::fs::write(&long, "a".repeat(1025)).unwrap();
+    let huge = dir.join("huge");
+    std::fs::write(&huge, "a".repeat(10 << 20)).unwrap();
+    for path in [&long, &huge] {
+        let said = ["--auth-token-file", "1024 characters"];
+        check_refused(&["--auth-token-file", path.to_str().unwrap()], &[], &said);
+    }
+    // The longest token, with its line break (CRLF too), is accepted.
+    let longest = dir.join("longest");
+    std::fs::write(&longest, format!("{}\r\n", "a".repeat(1024))).unwrap();
+    let (child, remote) = spawn_remote(&[
+        "--port",
+        "0",
+        "--auth-token-file",
+        longest.to_str().unwrap(),
+    ]);
+    let bearer = format!("Authorization: Bearer {}", "a".repeat(1024));
+    let served = remote.send("GET", "/api/todos", &[&bearer], b"");
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(served.status, 200, "{log}");
+    assert_eq!(code, Some(0), "{log}");
+}
+
 /// json-server's habit, `widgets-todos db.json`, is `--data db.json`; the
 /// start-up summary says what the file held. Given twice with two names,
 /// or two files: exit 2.
