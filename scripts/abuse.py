@@ -701,6 +701,153 @@ def request_log_listing(binary, quick, full):
         server.stop()
 
 
+# ------------------------------------- refused bodies and the log ([15])
+
+# This server's reason phrases (RFC 9110 section 15), for the statuses the
+# checks below provoke.
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Content Too Large",
+           415: "Unsupported Media Type"}
+
+
+def parse_responses(data):
+    """The responses in `data`, in order, as (status line, {lowercased
+    name: value}, body); stops at the first one cut short."""
+    found = []
+    while b"\r\n\r\n" in data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        fields = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        length = int(fields.get("content-length", "0"))
+        if len(rest) < length:
+            break
+        found.append((lines[0], fields, rest[:length]))
+        data = rest[length:]
+    return found
+
+
+def send_and_read(server, raw, timeout):
+    """Sends `raw` from another thread (the server may stop reading, as a
+    client's body goes on) and reads until close, reset or `timeout`.
+    Returns the bytes read and how the reading ended."""
+    s = connect(server, timeout)
+
+    def sender():
+        try:
+            s.sendall(raw)
+        except OSError:
+            pass  # the server closed or reset: what is read tells
+    t = threading.Thread(target=sender)
+    t.start()
+    data, ended = b"", "timeout"
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                ended = "close"
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        ended = "reset"
+    finally:
+        s.close()
+        t.join(5)
+    return data, ended
+
+
+def refused_bodies(server, idle):
+    """L1 of [15]: a body refused unread, then a GET pipelined behind it.
+    Either both are answered, or the refusal says `Connection: close` and
+    the server closes after it; its status line has this server's reason
+    phrase; and nothing behind it gets the HTTP library's bare 400."""
+    # `Connection: close`: the server closes once it has answered it.
+    get = b"GET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    chunk = b"x" * 2000
+    cases = [
+        ("2 KB text/plain POST", 415,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+         b"Content-Length: 2000\r\n\r\n" + chunk),
+        ("PUT to a missing item", 404,
+         b"PUT /api/todos/999 HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         b"Content-Length: 2000\r\n\r\n" + b" " * 2000),
+        ("413 from Content-Length", 413,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         b"Content-Length: 100000\r\n\r\n" + b" " * 100_000),
+        ("chunked 415", 415,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+         b"Transfer-Encoding: chunked\r\n\r\n7d0\r\n" + chunk + b"\r\n0\r\n\r\n"),
+    ]
+    before = server.stats()
+    problems, notes = [], []
+    for name, status, raw in cases:
+        data, ended = send_and_read(server, raw + get, READ_TIMEOUT + 3)
+        responses = parse_responses(data)
+        if not responses:
+            problems.append(f"{name}: no response ({ended}): {data[:80]!r}")
+            continue
+        line, fields, _ = responses[0]
+        expected = f"HTTP/1.1 {status} {REASONS[status]}"
+        if line != expected:
+            problems.append(f"{name}: status line {line!r}, not {expected!r}")
+        says_close = "close" in fields.get("connection", "").lower()
+        rest = responses[1:]
+        for later, later_fields, body in rest:
+            if later.startswith("HTTP/1.1 400") and not body:
+                problems.append(f"{name}: the request behind it got a bare 400 "
+                                f"(Server: {later_fields.get('server', '-')})")
+        if rest and says_close:
+            problems.append(f"{name}: said Connection: close, then answered {rest[0][0]!r}")
+        if not rest:
+            if ended == "timeout":
+                problems.append(f"{name}: the request behind it was neither answered nor closed")
+            elif not says_close:
+                problems.append(f"{name}: the connection was closed ({ended}) after a {status} "
+                                "that did not say Connection: close")
+        elif rest[0][0] != "HTTP/1.1 200 OK":
+            problems.append(f"{name}: the request behind it got {rest[0][0]!r}")
+        notes.append(f"{status} {'+ close' if not rest else '+ 200'}")
+    if problems:
+        fail("refused bodies: " + "; ".join(problems))
+    after = check_recovered(server, idle, "refused bodies")
+    report("bodies refused unread", f"{len(cases)} + a GET behind", idle, before, after,
+           ", ".join(notes))
+
+
+def access_log_controls(binary):
+    """L2 of [15]: control characters of a request line reach the access
+    log only escaped: no byte below 0x20 but the line ends, and no DEL."""
+    server = Server(binary, extra=["--log-level", "info"], capture_stderr=True)
+    try:
+        idle = server.stats()
+        lines = [
+            b"GET /api/todos\x1b[2J\x1b[31mX HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            b"G\x1b[1mET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            b"GET /a\x08\x0b\x0c\x00\x7f\tb HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ]
+        for line in lines:
+            exchange(server, line, READ_TIMEOUT + 3)
+        normal_get(server)
+        after = server.stats()
+    finally:
+        code = server.stop()
+    log = server.proc.stderr.read()
+    if code != 0:
+        fail(f"access log: the server exited {code}")
+    bad = sorted({b for b in log if (b < 0x20 and b != 0x0a) or b == 0x7f})
+    if bad:
+        shown = [line for line in log.split(b"\n") if any(b in line for b in bad)]
+        fail(f"access log: control bytes {[hex(b) for b in bad]} written as sent: {shown[:2]!r}")
+    if b"G\\x1b[1mET /api 405" not in log:
+        fail(f"access log: no escaped line for the ESC in a method: {log[-400:]!r}")
+    report("control bytes in request lines", f"{len(lines)} requests", idle, idle, after,
+           "the access log shows them escaped (\\x1b)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
@@ -715,6 +862,7 @@ def main():
         print(f"abuse: {len(results)} passed, 0 failed", flush=True)
         return
     request_log_listing(args.binary, args.quick, full=False)
+    access_log_controls(args.binary)
 
     server = Server(args.binary)
     try:
@@ -723,6 +871,7 @@ def main():
         idle = server.stats()
         print(f"idle: {idle}", flush=True)
         print(f"{'attack':<34} {'sent':<28} {'before':>18} {'during':>18} {'after':>18}", flush=True)
+        refused_bodies(server, idle)
         half_open(server, idle, 200 if args.quick else min(2000, hard // 2 - 100))
         slow_bodies(server, idle)
         non_reader(server, idle, 20_000 if args.quick else 200_000)
