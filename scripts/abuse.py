@@ -575,13 +575,294 @@ def http2_flood(binary, count, read_timeout=None):
            {"rss_kb": 0, "threads": 0, "fds": worst_fds}, note + f"; most descriptors {worst_fds}")
 
 
+# ------------------------------------------------- the request log ([15])
+
+
+def status_kb(server, key):
+    with open(f"/proc/{server.proc.pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def next_link(link):
+    """The target of `rel="next"` in a `Link` value (RFC 8288), or None."""
+    for part in (link or "").split(","):
+        target, _, params = part.partition(";")
+        if 'rel="next"' in params:
+            return target.strip().strip("<>")
+    return None
+
+
+def read_log(server, errors, pages_seen, first=None):
+    """Walks `GET /_admin/requests` page by page, following `Link: rel="next"`;
+    returns the seqs listed, in order. Every page must be complete JSON."""
+    import http.client
+    import json
+    conn = http.client.HTTPConnection(*server.addr, timeout=120)
+    target, seqs, total = "/_admin/requests", [], None
+    try:
+        for _ in range(10_000):
+            conn.request("GET", target)
+            response = conn.getresponse()
+            body = response.read()
+            if response.status != 200:
+                raise ValueError(f"{target}: {response.status} {body[:200]!r}")
+            page = json.loads(body)  # complete and valid JSON, or it raises
+            if not isinstance(page, list):
+                raise ValueError(f"{target}: not an array")
+            if total is None:
+                total = int(response.getheader("X-Total-Count"))
+            seqs += [entry["seq"] for entry in page]
+            pages_seen.append(len(body))
+            target = next_link(response.getheader("Link"))
+            if target is None:
+                break
+    except Exception as err:  # noqa: BLE001 - reported as the check's failure
+        errors.append(repr(err)[:300])
+    finally:
+        conn.close()
+    return seqs, total
+
+
+def request_log_listing(binary, quick, full):
+    """M1 of [15]: `--record 100000`, then POSTs of 64 KiB bodies of the
+    byte 0x01 (each 400, each recorded; each such byte is six in JSON,
+    `\\u0001`), then 4 readers at once each walking the whole listing.
+
+    The server's peak resident size (VmHWM) must stay under the ceiling and
+    every page must be complete JSON, the pages together listing every
+    entry once, newest first. The issue's scenario (1,100 bodies, a
+    200 MB ceiling) runs with --m1-full; CI (--quick) runs 200 bodies
+    against a 120 MB ceiling (79 MB measured), which a listing built whole
+    (six times the log, four times over: 616 MB) exceeds five times.
+    """
+    import http.client
+    posts, ceiling_mb = (1_100, 200) if full else ((200, 120) if quick else (400, 150))
+    readers = 4
+    server = Server(binary, defaults=True,
+                    extra=["--record", "100000", "--threads", str(readers)])
+    try:
+        idle = server.stats()
+        body = b"\x01" * 65_536
+        conn = http.client.HTTPConnection(*server.addr, timeout=30)
+        for _ in range(posts):
+            conn.request("POST", "/api/todos", body, {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status != 400:
+                fail(f"request log: a POST of 64 KiB of 0x01 got {response.status}, not 400")
+        conn.close()
+        logged = server.stats()
+        before_kb = status_kb(server, "VmHWM")
+        # HEAD builds no more than GET: the same Content-Length as the first page.
+        conn = http.client.HTTPConnection(*server.addr, timeout=120)
+        conn.request("HEAD", "/_admin/requests")
+        head = conn.getresponse()
+        head.read()
+        conn.close()
+        errors, pages, results_ = [], [], [None] * readers
+
+        def reader(i):
+            results_[i] = read_log(server, errors, pages)
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=reader, args=(i,)) for i in range(readers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        took = time.monotonic() - started
+        peak_kb = status_kb(server, "VmHWM")
+        during = server.stats()
+        during["rss_kb"] = peak_kb
+        if errors:
+            fail(f"request log: a listing failed: {errors[0]}")
+        for seqs, total in results_:
+            if seqs != sorted(set(seqs), reverse=True) or len(seqs) != total:
+                fail(f"request log: a walk listed {len(seqs)} entries of {total}, "
+                     f"or not each once newest first")
+        first_page = max(pages)
+        if head.status != 200 or int(head.getheader("Content-Length", "0")) > first_page:
+            fail(f"request log: HEAD answered {head.status} with Content-Length "
+                 f"{head.getheader('Content-Length')}, more than the largest page, {first_page} B")
+        if peak_kb > ceiling_mb * 1024:
+            fail(f"request log: peak RSS {peak_kb / 1024:.0f} MB with {readers} readers "
+                 f"(log of {posts} bodies; {logged['rss_kb'] / 1024:.0f} MB before them), "
+                 f"over {ceiling_mb} MB")
+        total = results_[0][1]
+        normal_get(server)
+        report("request log, 4 readers", f"{posts} x 64 KiB of 0x01", idle, logged, during,
+               f"{total} entries in {len(pages) // readers} pages of at most "
+               f"{first_page / 2**20:.1f} MiB each, walked in {took:.1f}s; peak RSS "
+               f"{peak_kb / 1024:.0f} MB (before listing {before_kb / 1024:.0f} MB, ceiling {ceiling_mb} MB)")
+    finally:
+        server.stop()
+
+
+# ------------------------------------- refused bodies and the log ([15])
+
+# This server's reason phrases (RFC 9110 section 15), for the statuses the
+# checks below provoke.
+REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Content Too Large",
+           415: "Unsupported Media Type"}
+
+
+def parse_responses(data):
+    """The responses in `data`, in order, as (status line, {lowercased
+    name: value}, body); stops at the first one cut short."""
+    found = []
+    while b"\r\n\r\n" in data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        fields = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        length = int(fields.get("content-length", "0"))
+        if len(rest) < length:
+            break
+        found.append((lines[0], fields, rest[:length]))
+        data = rest[length:]
+    return found
+
+
+def send_and_read(server, raw, timeout):
+    """Sends `raw` from another thread (the server may stop reading, as a
+    client's body goes on) and reads until close, reset or `timeout`.
+    Returns the bytes read and how the reading ended."""
+    s = connect(server, timeout)
+
+    def sender():
+        try:
+            s.sendall(raw)
+        except OSError:
+            pass  # the server closed or reset: what is read tells
+    t = threading.Thread(target=sender)
+    t.start()
+    data, ended = b"", "timeout"
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                ended = "close"
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        ended = "reset"
+    finally:
+        s.close()
+        t.join(5)
+    return data, ended
+
+
+def refused_bodies(server, idle):
+    """L1 of [15]: a body refused unread, then a GET pipelined behind it.
+    Either both are answered, or the refusal says `Connection: close` and
+    the server closes after it; its status line has this server's reason
+    phrase; and nothing behind it gets the HTTP library's bare 400."""
+    # `Connection: close`: the server closes once it has answered it.
+    get = b"GET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    chunk = b"x" * 2000
+    cases = [
+        ("2 KB text/plain POST", 415,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+         b"Content-Length: 2000\r\n\r\n" + chunk),
+        ("PUT to a missing item", 404,
+         b"PUT /api/todos/999 HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         b"Content-Length: 2000\r\n\r\n" + b" " * 2000),
+        ("413 from Content-Length", 413,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+         b"Content-Length: 100000\r\n\r\n" + b" " * 100_000),
+        ("chunked 415", 415,
+         b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n"
+         b"Transfer-Encoding: chunked\r\n\r\n7d0\r\n" + chunk + b"\r\n0\r\n\r\n"),
+    ]
+    before = server.stats()
+    problems, notes = [], []
+    for name, status, raw in cases:
+        data, ended = send_and_read(server, raw + get, READ_TIMEOUT + 3)
+        responses = parse_responses(data)
+        if not responses:
+            problems.append(f"{name}: no response ({ended}): {data[:80]!r}")
+            continue
+        line, fields, _ = responses[0]
+        expected = f"HTTP/1.1 {status} {REASONS[status]}"
+        if line != expected:
+            problems.append(f"{name}: status line {line!r}, not {expected!r}")
+        says_close = "close" in fields.get("connection", "").lower()
+        rest = responses[1:]
+        for later, later_fields, body in rest:
+            if later.startswith("HTTP/1.1 400") and not body:
+                problems.append(f"{name}: the request behind it got a bare 400 "
+                                f"(Server: {later_fields.get('server', '-')})")
+        if rest and says_close:
+            problems.append(f"{name}: said Connection: close, then answered {rest[0][0]!r}")
+        if not rest:
+            if ended == "timeout":
+                problems.append(f"{name}: the request behind it was neither answered nor closed")
+            elif not says_close:
+                problems.append(f"{name}: the connection was closed ({ended}) after a {status} "
+                                "that did not say Connection: close")
+        elif rest[0][0] != "HTTP/1.1 200 OK":
+            problems.append(f"{name}: the request behind it got {rest[0][0]!r}")
+        notes.append(f"{status} {'+ close' if not rest else '+ 200'}")
+    if problems:
+        fail("refused bodies: " + "; ".join(problems))
+    after = check_recovered(server, idle, "refused bodies")
+    report("bodies refused unread", f"{len(cases)} + a GET behind", idle, before, after,
+           ", ".join(notes))
+
+
+def access_log_controls(binary):
+    """L2 of [15]: control characters of a request line reach the access
+    log only escaped: no byte below 0x20 but the line ends, and no DEL."""
+    server = Server(binary, extra=["--log-level", "info"], capture_stderr=True)
+    try:
+        idle = server.stats()
+        lines = [
+            b"GET /api/todos\x1b[2J\x1b[31mX HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            b"G\x1b[1mET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+            b"GET /a\x08\x0b\x0c\x00\x7f\tb HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        ]
+        for line in lines:
+            exchange(server, line, READ_TIMEOUT + 3)
+        normal_get(server)
+        after = server.stats()
+    finally:
+        code = server.stop()
+    log = server.proc.stderr.read()
+    if code != 0:
+        fail(f"access log: the server exited {code}")
+    bad = sorted({b for b in log if (b < 0x20 and b != 0x0a) or b == 0x7f})
+    if bad:
+        shown = [line for line in log.split(b"\n") if any(b in line for b in bad)]
+        fail(f"access log: control bytes {[hex(b) for b in bad]} written as sent: {shown[:2]!r}")
+    if b"G\\x1b[1mET /api 405" not in log:
+        fail(f"access log: no escaped line for the ESC in a method: {log[-400:]!r}")
+    report("control bytes in request lines", f"{len(lines)} requests", idle, idle, after,
+           "the access log shows them escaped (\\x1b)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
     parser.add_argument("--quick", action="store_true", help="fewer connections and trials")
+    parser.add_argument("--m1-full", action="store_true",
+                        help="only the request log listing, at the issue's full scale (1,100 bodies)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if args.m1_full:
+        request_log_listing(args.binary, quick=False, full=True)
+        print(f"abuse: {len(results)} passed, 0 failed", flush=True)
+        return
+    request_log_listing(args.binary, args.quick, full=False)
+    access_log_controls(args.binary)
 
     server = Server(args.binary)
     try:
@@ -590,6 +871,7 @@ def main():
         idle = server.stats()
         print(f"idle: {idle}", flush=True)
         print(f"{'attack':<34} {'sent':<28} {'before':>18} {'during':>18} {'after':>18}", flush=True)
+        refused_bodies(server, idle)
         half_open(server, idle, 200 if args.quick else min(2000, hard // 2 - 100))
         slow_bodies(server, idle)
         non_reader(server, idle, 20_000 if args.quick else 200_000)

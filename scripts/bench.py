@@ -137,6 +137,10 @@ wrk.path = "/api/todos/7"
 wrk.headers["Connection"] = "close"
 """)
 
+# Every row of the main table: each scenario at 16 and 64 connections,
+# and the closing one at 16. (scripts/bench_against.py runs them too.)
+RUNS = [(name, conns) for name in SCENARIOS for conns in (16, 64)] + [(CLOSE_SCENARIO[0], 16)]
+
 
 def fail(message):
     print(f"bench: FAIL: {message}", file=sys.stderr, flush=True)
@@ -261,6 +265,20 @@ def first_answer(port, proc, started, limit=30, path="/api/todos"):
         except OSError:
             time.sleep(0.0005)
     return None
+
+
+def write_scripts(workdir):
+    """Writes the wrk script of every scenario (and json-server's copy)
+    into `workdir`; returns their paths by scenario name."""
+    scripts = {}
+    for name, body in [*SCENARIOS.items(), CLOSE_SCENARIO]:
+        path = os.path.join(workdir, re.sub(r"\W+", "_", name) + ".lua")
+        with open(path, "w") as f:
+            f.write(body)
+        with open(peer_script(path), "w") as f:
+            f.write(body.replace('"/api/todos', '"/todos'))
+        scripts[name] = path
+    return scripts
 
 
 def wrk(url, script_path, connections, duration):
@@ -405,17 +423,8 @@ def main():
         fail(f"{PEER} is missing: run scripts/bench.sh --peer, which installs it")
 
     workdir = tempfile.mkdtemp(prefix="bench-")
-    scripts = {}
-    for name, body in [*SCENARIOS.items(), CLOSE_SCENARIO]:
-        path = os.path.join(workdir, re.sub(r"\W+", "_", name) + ".lua")
-        with open(path, "w") as f:
-            f.write(body)
-        with open(peer_script(path), "w") as f:
-            f.write(body.replace('"/api/todos', '"/todos'))
-        scripts[name] = path
-
-    runs = [(name, conns) for name in SCENARIOS for conns in (16, 64)]
-    runs.append((CLOSE_SCENARIO[0], 16))
+    scripts = write_scripts(workdir)
+    runs = RUNS
     measures = ("baseline", "layer", "minimal", "server", "peer")
     rates = {(run, who): [] for run in runs for who in measures}
     log_rates = {"info": [], "warn": []}

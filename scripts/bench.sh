@@ -6,6 +6,8 @@
 #     scripts/bench.sh            # full run: 5 interleaved rounds, ~35 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
 #     scripts/bench.sh --peer     # json-server 0.17.4 beside them (needs npm)
+#     scripts/bench.sh --against REV            # this tree against revision REV
+#     scripts/bench.sh --against REV --quick    # the same, once, briefly (CI)
 #
 # Builds the release binaries, installs Debian's wrk if it is missing (and
 # with --peer json-server, from the npm registry, under target/peer), then
@@ -13,10 +15,60 @@
 # (the full run ends with issue [12]'s, from scripts/scale.py: a few minutes
 # more, and 89 MB of fixture kept under target/scale/).
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
+#
+# --against REV builds REV's release binary once (git archive into
+# target/against/COMMIT, with its own target directory, removed after:
+# only target/against/COMMIT/widgets-todos is kept, so a second run does
+# not build it again) and this tree's, then runs scripts/bench_against.py:
+# bench.py's scenarios on both, taking turns (see scripts/PERFORMANCE.md,
+# "Against another revision"). --rounds and --duration go to it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 . scripts/lib.sh
+
+against=
+args=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --against)
+            [ $# -ge 2 ] || { echo "bench: --against needs a revision, such as --against main" >&2; exit 2; }
+            against=$2
+            shift 2
+            ;;
+        --against=*) against=${1#--against=}; shift ;;
+        *) args+=("$1"); shift ;;
+    esac
+done
+set -- ${args[@]+"${args[@]}"}
+
+if [ -n "$against" ]; then
+    case " $* " in
+        *" --peer "*) echo "bench: --against compares two builds of this server; run --peer apart" >&2; exit 2 ;;
+    esac
+    commit=$(git rev-parse --verify --quiet "$against^{commit}") ||
+        { echo "bench: --against $against: no such revision in this repository (git fetch it first?)" >&2; exit 2; }
+    need wrk wrk
+    dir=target/against/$commit
+    old=$dir/widgets-todos
+    if [ -x "$old" ]; then
+        echo "bench: $against ($commit) already built: $old"
+    else
+        echo "bench: building $against ($commit) under $dir"
+        rm -rf "$dir"
+        mkdir -p "$dir/src"
+        git archive "$commit" | tar -x -C "$dir/src"
+        cargo build --release --quiet --locked --bin widgets-todos \
+            --manifest-path "$dir/src/Cargo.toml" --target-dir "$dir/target"
+        # Kept only once whole: an interrupted build leaves no binary.
+        cp "$dir/target/release/widgets-todos" "$old.part"
+        mv "$old.part" "$old"
+        rm -rf "$dir/src" "$dir/target"
+    fi
+    cargo build --release --quiet --bin widgets-todos
+    exec python3 scripts/bench_against.py --old "$old" --label "$against" "$@"
+fi
+
 need wrk wrk
 
 cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example minimal

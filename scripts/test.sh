@@ -8,7 +8,8 @@
 #   data provider run unchanged with Node, the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, a full disk under --data (as root), every
-#   example of README.md and docs/, and the benchmark in its quick mode.
+#   example of README.md and docs/, and the benchmark in its quick mode,
+#   alone and against HEAD's own build (scripts/bench.sh --against).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -90,6 +91,9 @@ readme_passed=$(sed -n 's/^readme: \([0-9]*\) passed.*/\1/p' "$tmp/readme")
 
 echo "== benchmark (quick: proves it runs, not the figures)"
 scripts/bench.sh --quick
+# The A/B comparison against another revision: HEAD's own build (about
+# 35 s the first time, kept under target/against/), then 7 rows of 1 s.
+scripts/bench.sh --against HEAD --quick
 
 # Graceful shutdown: SIGTERM, exit status 0, within 10 s.
 kill -TERM "$pid"

@@ -95,24 +95,26 @@ fn main() -> ExitCode {
     }
 
     // Looked at before the store opens it (and writes an empty snapshot
-    // where there was none), for the summary.
-    let data_before = config
-        .data
-        .as_deref()
-        .map(|path| match std::fs::metadata(path) {
-            Ok(meta) if meta.len() == 0 => DataFile::Empty,
-            Ok(_) => DataFile::Existing,
+    // where there was none), for the summary. Records in the journal are
+    // data, with or without a snapshot.
+    let data_before = config.data.as_deref().map(|path| {
+        let journal = widgets_todos::store::journal_of(path);
+        let records = std::fs::metadata(&journal).is_ok_and(|meta| meta.len() > 0);
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.len() > 0 => DataFile::Existing(path.to_path_buf()),
+            _ if records => DataFile::Existing(journal),
+            Ok(_) => DataFile::Empty,
             Err(_) => DataFile::New,
-        });
+        }
+    });
     // Generated items go only into new data: refused here, before the
-    // store opens the file, rather than mixed with what it holds.
-    if let (Some(path), Some(DataFile::Existing), Some(_)) =
-        (&config.data, data_before, config.generate)
-    {
+    // store opens the file (or creates it), rather than mixed with what it
+    // holds.
+    if let (Some(DataFile::Existing(held)), Some(_)) = (&data_before, config.generate) {
         eprintln!(
             "widgets-todos: --generate fills only a new data file, and {} already holds data: \
              start without --generate to serve it, or give a new file",
-            path.display()
+            held.display()
         );
         return ExitCode::from(2);
     }
@@ -161,7 +163,7 @@ fn main() -> ExitCode {
     }
     if config.log_level >= log::LevelFilter::Info {
         let url = format!("{scheme}://{}", server.addr());
-        eprint!("{}", summary(&config, &app.store, &url, data_before));
+        eprint!("{}", summary(&config, &app.store, &url, &data_before));
     }
 
     let stopper = server.stopper();
@@ -199,17 +201,17 @@ fn main() -> ExitCode {
 }
 
 /// What the `--data` file was before the store opened it.
-#[derive(Clone, Copy)]
 enum DataFile {
     New,
     Empty,
-    Existing,
+    /// Holding data: the snapshot, or else the journal, named.
+    Existing(std::path::PathBuf),
 }
 
 /// The start-up summary, on stderr below the listening line (which stays
 /// alone on stdout, for scripts): where the API is, where its data lives
 /// and how much there was, and every setting that is not the default.
-fn summary(config: &Config, store: &Store, url: &str, data: Option<DataFile>) -> String {
+fn summary(config: &Config, store: &Store, url: &str, data: &Option<DataFile>) -> String {
     let items = format!(
         "{}, {}",
         counted(store.count::<Widget>(), "widget"),

@@ -367,7 +367,7 @@ impl App {
             Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
             Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
             Route::Requests | Route::ClearRequests | Route::Request(_) => {
-                self.admin(route, req, pairs)
+                self.admin(route, pairs)
             }
         }
     }

@@ -17,6 +17,13 @@
 //! budget by itself. An `Authorization` value is never stored, only its
 //! scheme (`Bearer (hidden)`).
 //!
+//! Reading is bounded too: one listing sends at most [`PAGE_BYTES`] of
+//! JSON, escapes included (a control byte in a body is six bytes there),
+//! and says in a `Link` header (RFC 8288, `rel="next"`) where the rest
+//! is: the same filters, `before` the last entry it sent. So four readers
+//! of a full journal cost four pages, not four copies of the journal six
+//! times over.
+//!
 //! Off, the default, the application holds no journal and a request pays
 //! one branch on an `Option`. On, a request is recorded once its response
 //! is made, before it is written, under one short lock; a reader takes
@@ -32,7 +39,7 @@ use time::OffsetDateTime;
 use super::{App, Route};
 use crate::config::MAX_RECORD;
 use crate::error::ApiError;
-use crate::http::{Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member};
+use crate::http::{Body, JSON, Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member};
 use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
 use crate::model::spelling;
@@ -40,8 +47,12 @@ use crate::model::spelling;
 /// The most bytes the entries may take in all, as [`Entry::cost`] counts.
 pub const BUDGET: usize = 64 << 20;
 
+/// The most bytes of JSON one listing sends. The first entry is always
+/// sent, so a page larger than this holds one entry alone.
+pub const PAGE_BYTES: usize = 4 << 20;
+
 /// The query parameters of `GET /_admin/requests`.
-const FILTERS: &[&str] = &["method", "path", "status", "since", "limit"];
+const FILTERS: &[&str] = &["method", "path", "status", "since", "before", "limit"];
 
 /// The request journal: the entries, oldest first, under one lock.
 pub struct Recorder {
@@ -148,20 +159,26 @@ impl Recorder {
         }
     }
 
-    /// The entries `filter` selects, newest first, at most its limit, and
-    /// how many it selects in all.
-    fn select(&self, filter: &Filter) -> (Vec<Arc<Entry>>, usize) {
+    /// The entries `filter` selects, newest first, at most its limit and
+    /// no more than a page of `page_bytes` can hold, and how many it
+    /// selects in all. An entry's text is at least as long in JSON, so
+    /// the entries picked fill the page.
+    fn select(&self, filter: &Filter, page_bytes: usize) -> (Vec<Arc<Entry>>, usize) {
         let state = lock(&self.state);
         let mut total = 0;
         let mut picked = Vec::new();
+        let mut text = 0;
         // `seq` grows from the oldest entry to the newest.
-        let newer = state.entries.iter().rev();
-        for entry in newer.take_while(|e| e.seq > filter.since) {
-            if filter.matches(entry) {
-                total += 1;
-                if filter.limit.is_none_or(|limit| picked.len() < limit) {
-                    picked.push(Arc::clone(entry));
-                }
+        let newest = state.entries.iter().rev();
+        let selected = newest
+            .skip_while(|e| filter.before.is_some_and(|before| e.seq >= before))
+            .take_while(|e| e.seq > filter.since)
+            .filter(|e| filter.matches(e));
+        for entry in selected {
+            total += 1;
+            if filter.limit.is_none_or(|limit| picked.len() < limit) && text <= page_bytes {
+                text += entry.text();
+                picked.push(Arc::clone(entry));
             }
         }
         (picked, total)
@@ -184,15 +201,47 @@ impl Entry {
     /// What the entry takes: itself and its text, without the allocator's
     /// own overhead.
     fn cost(&self) -> usize {
-        let headers: usize = self.headers.iter().map(|(_, v)| v.len()).sum();
         std::mem::size_of::<Entry>()
             + self.headers.len() * std::mem::size_of::<(&str, String)>()
-            + headers
+            + self.text()
+    }
+
+    /// The bytes of its text: target, header values, body and the rest.
+    fn text(&self) -> usize {
+        let headers: usize = self.headers.iter().map(|(_, v)| v.len()).sum();
+        headers
             + self.id.len()
             + self.method.len()
             + self.target.len()
             + self.body.as_ref().map_or(0, String::len)
     }
+}
+
+/// A listing's body: a JSON array of `entries`, in order, while it stays
+/// within `page_bytes` (the first entry always goes in), and the `seq` of
+/// the last entry it holds. `entries` may hold more than fit.
+fn page(entries: &[Arc<Entry>], page_bytes: usize) -> Result<(Vec<u8>, usize), ApiError> {
+    let mut out = vec![b'['];
+    let mut sent = 0;
+    for entry in entries {
+        let mark = out.len();
+        if sent > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, &**entry).map_err(|err| {
+            // Our own types always serialize; reaching this is a bug.
+            log::error!("cannot serialize a recorded request: {err}");
+            ApiError::Internal
+        })?;
+        // One more byte for the closing bracket.
+        if sent > 0 && out.len() + 1 > page_bytes {
+            out.truncate(mark);
+            break;
+        }
+        sent += 1;
+    }
+    out.push(b']');
+    Ok((out, sent))
 }
 
 /// A header field's value as recorded: an `Authorization` value only by
@@ -233,6 +282,7 @@ pub(super) struct Filter {
     path: Option<String>,
     status: Option<u16>,
     since: u64,
+    before: Option<u64>,
     limit: Option<usize>,
 }
 
@@ -261,7 +311,9 @@ impl Filter {
             let number = |min: u64, max: u64| {
                 let why = || match name {
                     "status" => format!("'{value}' is not a status code from 100 to 599"),
-                    "since" => format!("'{value}' is not a sequence number (an entry's seq)"),
+                    "since" | "before" => {
+                        format!("'{value}' is not a sequence number (an entry's seq)")
+                    }
                     _ => format!("'{value}' is not a whole number from 0 to {MAX_RECORD}"),
                 };
                 let n = parse_decimal(value).filter(|n| (min..=max).contains(n));
@@ -272,10 +324,34 @@ impl Filter {
                 "path" => filter.path = Some(value.clone()),
                 "status" => filter.status = Some(number(100, 599)? as u16),
                 "since" => filter.since = number(0, u64::MAX)?,
+                "before" => filter.before = Some(number(0, u64::MAX)?),
                 _ => filter.limit = Some(number(0, MAX_RECORD as u64)? as usize),
             }
         }
         Ok(filter)
+    }
+
+    /// The same filters for the entries after the `sent` of this page,
+    /// the last with `seq` `last`: a `Link` to the next page.
+    fn next(&self, last: u64, sent: usize) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        let texts = [("method", &self.method), ("path", &self.path)];
+        for (name, value) in texts {
+            if let Some(value) = value {
+                query.append_pair(name, value);
+            }
+        }
+        if let Some(status) = self.status {
+            query.append_pair("status", &status.to_string());
+        }
+        if self.since > 0 {
+            query.append_pair("since", &self.since.to_string());
+        }
+        query.append_pair("before", &last.to_string());
+        if let Some(limit) = self.limit {
+            query.append_pair("limit", &(limit - sent).to_string());
+        }
+        format!("</_admin/requests?{}>; rel=\"next\"", query.finish())
     }
 
     fn matches(&self, entry: &Entry) -> bool {
@@ -311,7 +387,6 @@ impl App {
     pub(super) fn admin(
         &self,
         route: Route<'_>,
-        req: &Request<'_>,
         pairs: &[(String, String)],
     ) -> Result<Response, ApiError> {
         let Some(recorder) = &self.recorder else {
@@ -323,22 +398,26 @@ impl App {
                 Ok(Response::empty(204))
             }
             Route::Request(id) => request(recorder, id),
-            _ => requests(recorder, req, pairs),
+            _ => requests(recorder, pairs),
         }
     }
 }
 
-/// `GET /_admin/requests`: the entries the filters select, newest first,
-/// with `X-Total-Count`.
-fn requests(
-    recorder: &Recorder,
-    _req: &Request<'_>,
-    pairs: &[(String, String)],
-) -> Result<Response, ApiError> {
+/// `GET` and `HEAD /_admin/requests`: the entries the filters select,
+/// newest first, with `X-Total-Count`, a page of at most [`PAGE_BYTES`]
+/// and a `Link` to the next. HEAD makes the page too, for its
+/// `Content-Length` and `Link` (RFC 9110 section 9.3.2).
+fn requests(recorder: &Recorder, pairs: &[(String, String)]) -> Result<Response, ApiError> {
     let filter = Filter::parse(pairs)?;
-    let (entries, total) = recorder.select(&filter);
-    let entries: Vec<&Entry> = entries.iter().map(|entry| &**entry).collect();
-    Ok(Response::json(200, &entries).with_header("X-Total-Count", total.to_string()))
+    let (entries, total) = recorder.select(&filter, PAGE_BYTES);
+    let (body, sent) = page(&entries, PAGE_BYTES)?;
+    let mut response = Response::bytes(200, JSON, Body::Owned(body))
+        .with_header("X-Total-Count", total.to_string());
+    let wanted = filter.limit.map_or(total, |limit| limit.min(total));
+    if let Some(last) = entries[..sent].last().filter(|_| sent < wanted) {
+        response = response.with_header("Link", filter.next(last.seq, sent));
+    }
+    Ok(response)
 }
 
 /// `/_admin/requests/{id}`: the newest entry with that request id.

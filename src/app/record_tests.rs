@@ -31,7 +31,7 @@ fn pairs(query: &str) -> Vec<(String, String)> {
 
 /// The `seq` of the entries `query` selects, and the total.
 fn seqs(recorder: &Recorder, query: &str) -> (Vec<u64>, usize) {
-    let (entries, total) = recorder.select(&Filter::parse(&pairs(query)).unwrap());
+    let (entries, total) = recorder.select(&Filter::parse(&pairs(query)).unwrap(), PAGE_BYTES);
     (entries.iter().map(|e| e.seq).collect(), total)
 }
 
@@ -128,7 +128,7 @@ fn an_authorization_value_is_never_kept() {
     assert_eq!(hidden("Accept", "*/*"), "*/*");
     let recorder = Recorder::new(1);
     record(&recorder, "GET", "/api", None, 200);
-    let (entries, _) = recorder.select(&Filter::default());
+    let (entries, _) = recorder.select(&Filter::default(), PAGE_BYTES);
     let json = serde_json::to_string(&*entries[0]).unwrap();
     assert!(!json.contains("s3cret"), "{json}");
     assert!(
@@ -141,7 +141,7 @@ fn an_authorization_value_is_never_kept() {
 fn an_entry_as_json() {
     let recorder = Recorder::new(1);
     record(&recorder, "PUT", "/api/todos/1?x=%20", Some(b"a\xffb"), 200);
-    let (entries, _) = recorder.select(&Filter::default());
+    let (entries, _) = recorder.select(&Filter::default(), PAGE_BYTES);
     let json = serde_json::to_string(&*entries[0]).unwrap();
     // The fields, in this order.
     let at = |name: &str| json.find(&format!("\"{name}\":"));
@@ -198,4 +198,58 @@ fn a_problem_is_counted_as_sent_with_its_instance() {
     assert_eq!(body_size(&req, &problem), sent.body_bytes().len());
     req.method = Method::Head;
     assert_eq!(body_size(&req, &problem), 0);
+}
+
+#[test]
+fn a_page_holds_whole_entries_within_its_bound_and_always_one() {
+    let recorder = Recorder::new(10);
+    for _ in 0..4 {
+        record(&recorder, "POST", "/api/todos", Some(&[1u8; 100]), 400);
+    }
+    let (entries, total) = recorder.select(&Filter::default(), PAGE_BYTES);
+    assert_eq!((entries.len(), total), (4, 4));
+    let (all, sent) = page(&entries, PAGE_BYTES).unwrap();
+    assert_eq!(sent, 4);
+    let listed: serde_json::Value = serde_json::from_slice(&all).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(4));
+    // The bound counts the bytes sent, escapes included: `\u0001` is six.
+    // (Entries differ by a few bytes: `duration_ms` is measured.)
+    let size = |n: usize| serde_json::to_vec(&*entries[n]).unwrap().len();
+    let (one, two) = (size(0), size(0) + size(1));
+    assert!(one > 600, "{one}");
+    for (bound, fits) in [(0, 1), (one + 2, 1), (two + 3, 2), (two + 2, 1)] {
+        let (body, sent) = page(&entries, bound).unwrap();
+        assert_eq!(sent, fits, "{bound}");
+        let listed: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(listed.as_array().map(Vec::len), Some(fits), "{bound}");
+        assert!(body.len() <= bound.max(one + 2), "{bound}");
+    }
+    // `select` picks no more than fill a page: the text it counts is no
+    // longer than its JSON.
+    let (picked, total) = recorder.select(&Filter::default(), 150);
+    assert_eq!((picked.len(), total), (2, 4));
+}
+
+#[test]
+fn the_next_page_keeps_the_filters() {
+    let filter = Filter::parse(&pairs(
+        "path=/api/a%20b&_=1&method=GET&status=200&since=3&limit=9",
+    ));
+    let filter = filter.unwrap();
+    assert_eq!(
+        filter.next(17, 4),
+        "</_admin/requests?method=GET&path=%2Fapi%2Fa+b&status=200&since=3&before=17&limit=5>; rel=\"next\""
+    );
+    let filter = Filter::parse(&pairs("before=40")).unwrap();
+    assert_eq!(
+        filter.next(31, 5),
+        "</_admin/requests?before=31>; rel=\"next\""
+    );
+}
+
+#[test]
+fn the_openapi_document_names_the_page_bound() {
+    let document = std::str::from_utf8(crate::app::OPENAPI).unwrap();
+    let bound = format!("{} MiB of JSON", PAGE_BYTES >> 20);
+    assert!(document.contains(&bound), "{bound}");
 }

@@ -2,6 +2,7 @@
 //! how its value is checked and stored ([`OPTS`]), the value parsers they
 //! share, and the `--help` text that lists them.
 
+use std::io::Read;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -174,13 +175,7 @@ pub(super) const OPTS: &[Opt] = &[
         flag: "--auth-token-file",
         env: "AUTH_TOKEN_FILE",
         set: |c, v| {
-            let text =
-                std::fs::read_to_string(v).map_err(|_| "a readable file holding the token")?;
-            let text = text.trim_end_matches(['\n', '\r']);
-            if text.is_empty() {
-                return Err("a file holding the token; this one is empty");
-            }
-            c.auth_token = Some(token(text)?);
+            c.auth_token = Some(token_file(v)?);
             Ok(())
         },
     },
@@ -356,17 +351,51 @@ pub(super) fn shown(opt: &Opt, value: String) -> String {
     }
 }
 
+/// The token of `--auth-token-file`: the file's text without its final
+/// line breaks. Only a regular file is read (a FIFO would block start-up,
+/// `/dev/zero` never end), and no further than the longest token and a
+/// CRLF.
+fn token_file(path: &str) -> Result<Secret, &'static str> {
+    const MOST: u64 = TOKEN_MAX as u64 + 2;
+    let not_regular = "a regular file holding the token, not a directory, FIFO or device \
+                       (for a token from a program, set AUTH_TOKEN instead)";
+    // Checked before opening: opening a FIFO waits for a writer.
+    let metadata = std::fs::metadata(path).map_err(|_| "a readable file holding the token")?;
+    if !metadata.is_file() {
+        return Err(not_regular);
+    }
+    let file = std::fs::File::open(path).map_err(|_| "a readable file holding the token")?;
+    let mut bytes = Vec::new();
+    file.take(MOST + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| "a readable file holding the token")?;
+    if bytes.len() as u64 > MOST {
+        return Err("a file holding only the token, at most 1024 characters and a line break");
+    }
+    let text = String::from_utf8(bytes).map_err(|_| TOKEN_RULE)?;
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.is_empty() {
+        return Err("a file holding the token; this one is empty");
+    }
+    token(text)
+}
+
+/// The longest bearer token taken.
+const TOKEN_MAX: usize = 1024;
+
+const TOKEN_RULE: &str = "a token of 1 to 1024 characters from A-Z a-z 0-9 - . _ ~ + / =";
+
 /// A bearer token: the characters RFC 6750 allows (`b64token`), 1 to 1024.
 fn token(text: &str) -> Result<Secret, &'static str> {
     let valid = !text.is_empty()
-        && text.len() <= 1024
+        && text.len() <= TOKEN_MAX
         && text
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b));
     if valid {
         Ok(Secret::new(text))
     } else {
-        Err("a token of 1 to 1024 characters from A-Z a-z 0-9 - . _ ~ + / =")
+        Err(TOKEN_RULE)
     }
 }
 

@@ -163,5 +163,6 @@ mod tests {
         ]);
         // Cases the general way takes that the fast way hands over.
         assert!(general::<Todo>(r#"{"id": 1, "userId": 7e0, "title": "a"}"#).is_some());
+        assert!(general::<Todo>(r#"{"id": 1.0, "userId": 7, "title": "a"}"#).is_some());
     }
 }

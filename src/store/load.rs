@@ -13,7 +13,9 @@
 //! a line at a time.
 //!
 //! Every item is checked by the rules of a create, and the numbers by
-//! their ranges: ids and `lastId` up to 2^53-1, `seq` up to [`MAX_SEQ`]. A
+//! their ranges: ids and `lastId` up to 2^53-1, `seq` up to [`MAX_SEQ`].
+//! Whole numbers are read as a request body's are ([`exact_integer`]):
+//! `7.0` and `7e0` are 7, wherever they are. A
 //! name given twice (at the top, in `lastId`, in an item or a record) is
 //! refused rather than letting the last one win, and so is a collection
 //! with more items than `--max-items`, which would load only to refuse
@@ -36,7 +38,9 @@ use super::direct::Direct;
 use super::items::Items;
 use super::journal::MAX_SEQ;
 use crate::error::ApiError;
-use crate::model::{Fields, Input, MAX_SAFE_INTEGER, Members, Resource, Todo, Widget};
+use crate::model::{
+    Fields, Input, MAX_SAFE_INTEGER, Members, Resource, Todo, Widget, exact_integer,
+};
 
 /// One collection as loaded: its items by id and the highest id handed out.
 #[derive(Debug)]
@@ -165,12 +169,10 @@ impl<'de> DeserializeSeed<'de> for Whole {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<u64, D::Error> {
         let Whole(name, max) = self;
-        Value::deserialize(deserializer)?
-            .as_u64()
-            .filter(|n| *n <= max)
-            .ok_or_else(|| {
-                de::Error::custom(format!("{name} must be a whole number from 0 to {max}"))
-            })
+        let value = Value::deserialize(deserializer)?;
+        whole(&value).filter(|n| *n <= max).ok_or_else(|| {
+            de::Error::custom(format!("{name} must be a whole number from 0 to {max}"))
+        })
     }
 }
 
@@ -259,7 +261,7 @@ impl<'de, T: Direct> Visitor<'de> for ItemsSeed<'_, T> {
             let item: T = match T::direct(json.get()) {
                 Some(item) => item,
                 None => serde_json::from_str(json.get())
-                    .map_err(|_| format!("must be an object, like {}", T::EXAMPLE))
+                    .map_err(|err| not_an_item::<T>(&err))
                     .and_then(|Members(fields)| from_stored(fields))
                     .map_err(|err| de::Error::custom(format!("{name}[{n}]: {err}")))?,
             };
@@ -273,6 +275,36 @@ impl<'de, T: Direct> Visitor<'de> for ItemsSeed<'_, T> {
             n += 1;
         }
         Ok(())
+    }
+}
+
+/// Why a stored item could not be read as an object: it is something
+/// else, or an object the parser refuses (a lone surrogate in a `\u`
+/// escape, which the file's first reading lets pass, or more than 128
+/// levels of nesting), said as a journal line says it.
+fn not_an_item<T: Resource>(err: &serde_json::Error) -> String {
+    if err.is_data() {
+        format!("must be an object, like {}", T::EXAMPLE)
+    } else {
+        not_json(err)
+    }
+}
+
+/// serde_json's message without its place, which is the item's own: the
+/// caller names the place in the file.
+fn not_json(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    let reason = message
+        .rfind(" at line ")
+        .map_or(&*message, |at| &message[..at]);
+    format!("not valid JSON: {reason}")
+}
+
+/// The whole number a JSON value names, by the rule of [`exact_integer`].
+fn whole(value: &Value) -> Option<u64> {
+    match value {
+        Value::Number(n) => exact_integer(n.as_str()),
+        _ => None,
     }
 }
 
@@ -337,11 +369,11 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
 /// One journal line: `{"seq":43,"op":"put","collection":"todos","item":{...}}`.
 #[derive(Deserialize)]
 struct Record {
-    seq: u64,
+    seq: Value,
     op: Op,
     collection: Collection,
     item: Option<Members>,
-    id: Option<u64>,
+    id: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -364,15 +396,14 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
         if err.is_data() {
             err.to_string()
         } else {
-            format!("not JSON: {err}")
+            not_json(&err)
         }
     })?;
-    let seq = record.seq;
-    if !(1..=MAX_SEQ).contains(&seq) {
+    let Some(seq) = whole(&record.seq).filter(|seq| (1..=MAX_SEQ).contains(seq)) else {
         return Err(format!(
             "\"seq\" must be a whole number from 1 to {MAX_SEQ}"
         ));
-    }
+    };
     if seq <= state.seq {
         // Already in the snapshot (a compaction was cut short, or a back-up
         // copied the journal before a newer snapshot).
@@ -403,8 +434,9 @@ fn apply_to<T: Resource>(record: Record, into: &mut Loaded<T>) -> Result<(), Str
             into.items.insert(id, item);
         }
         Op::Delete => {
-            into.items
-                .remove(record.id.ok_or("a delete without \"id\"")?);
+            let id = record.id.ok_or("a delete without \"id\"")?;
+            let id = whole(&id).ok_or("\"id\" must be a whole number")?;
+            into.items.remove(id);
         }
         Op::Clear => into.items.clear(),
     }
@@ -425,8 +457,8 @@ pub(super) fn from_stored<T: Resource>(mut fields: Fields) -> Result<T, String> 
         (None, _) => return Err("id is required".into()),
     };
     let id = match fields.remove(at).1 {
-        Input::Json(Value::Number(id)) => id.as_u64(),
-        _ => None,
+        Input::Json(value) => whole(&value),
+        Input::Text(_) => None,
     };
     let Some(id) = id.filter(|id| (1..=MAX_SAFE_INTEGER).contains(id)) else {
         return Err("id must be a whole number from 1 to 2^53-1".into());

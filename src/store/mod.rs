@@ -62,6 +62,11 @@ mod journal;
 mod list;
 mod load;
 
+/// The journal of `--data PATH`: `PATH.journal`, beside the snapshot.
+pub fn journal_of(path: &Path) -> std::path::PathBuf {
+    files::journal_path(path)
+}
+
 /// The items of one resource, keyed by id so listing is in ascending id.
 pub struct Collection<T> {
     items: Items<T>,

@@ -11,7 +11,15 @@
 //!
 //! The log is on when `log` would print `info` lines (`--log-level info`
 //! or more), so it follows the same flag.
+//!
+//! The method and the target are the client's bytes. A control character
+//! among them (ESC, which drives a terminal; VT, FF, CR, which many tools
+//! take for a line break) is written escaped, `\x1b`, and so is `\`,
+//! `\x5c`, so that an escape in the log always means one: no client can
+//! forge a line or paint the operator's terminal.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Mutex, OnceLock};
@@ -118,6 +126,7 @@ fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
         ..
     } = line;
     let micros = elapsed.as_micros();
+    let (method, target) = (escaped(method), escaped(target));
     // Writing into a Vec cannot fail.
     drop(writeln!(
         out,
@@ -125,6 +134,27 @@ fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
         micros / 1000,
         micros % 1000
     ));
+}
+
+/// `text` with each control character (C0, DEL, C1) and `\` written as an
+/// escape: `\xNN` for ASCII, `\u{NN}` beyond. The usual request line
+/// has none and is not copied.
+pub(crate) fn escaped(text: &str) -> Cow<'_, str> {
+    let plain = |b: &u8| (b' '..0x7f).contains(b) && *b != b'\\';
+    if text.bytes().all(|b| plain(&b)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        // Writing into a String cannot fail.
+        match c {
+            '\\' => out.push_str("\\x5c"),
+            c if c.is_ascii_control() => drop(write!(out, "\\x{:02x}", c as u32)),
+            c if c.is_control() => drop(write!(out, "\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -161,6 +191,30 @@ mod tests {
              2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms id=abc-1\n\
              2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms id=abc-1\n"
         );
+    }
+
+    #[test]
+    fn control_characters_are_written_escaped() {
+        let mut out = Vec::new();
+        let line = Line {
+            remote: None,
+            method: "G\x1b[1mET",
+            target: "/api/todos\x1b[2J\x08\x0b\x0c\x00\x7f\t\r\n\\x1b\u{85}é",
+            status: 404,
+            bytes: 0,
+            elapsed: Duration::ZERO,
+            id: "abc-1",
+        };
+        write_line(&mut out, &line, SystemTime::UNIX_EPOCH);
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            &text[24..],
+            " INFO  [widgets_todos::transport] - G\\x1b[1mET \
+             /api/todos\\x1b[2J\\x08\\x0b\\x0c\\x00\\x7f\\x09\\x0d\\x0a\\x5cx1b\\u{85}é \
+             404 0B 0.000ms id=abc-1\n"
+        );
+        // What needs no escape is written as it is, without a copy.
+        assert!(matches!(escaped("/api/todos?q=a%20b"), Cow::Borrowed(_)));
     }
 
     #[test]

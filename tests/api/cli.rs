@@ -207,6 +207,34 @@ fn serves_logs_and_stops_on_sigterm() {
     );
 }
 
+/// [15] L2: no control character of a request line reaches the access
+/// log as it was sent; an ESC there would drive the terminal, a VT or FF
+/// break the line for many tools.
+#[test]
+fn the_access_log_escapes_control_characters() {
+    let (child, remote) = spawn_remote(&["--port", "0", "--log-level", "info"]);
+    let lines: [&[u8]; 3] = [
+        b"GET /api/todos\x1b[2J\x1b[31mX HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        b"G\x1b[1mET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        b"GET /a\x08\x0b\x0c\x00\x7f\tb HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    ];
+    for line in lines {
+        let answer = remote.raw(line);
+        assert!(answer.starts_with(b"HTTP/1.1 "), "{answer:?}");
+    }
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(code, Some(0), "{log}");
+    let bad = |c: char| (c < ' ' && c != '\n') || c == '\x7f';
+    assert!(!log.contains(bad), "{log:?}");
+    for said in [
+        "GET /api/todos\\x1b[2J\\x1b[31mX 404 ",
+        "G\\x1b[1mET /api 405 ",
+        "GET /a\\x08\\x0b\\x0c\\x00\\x7f\\x09b 404 ",
+    ] {
+        assert!(log.contains(said), "{said} not in {log:?}");
+    }
+}
+
 #[test]
 fn environment_configures_and_flags_win() {
     // PORT=1 alone would fail (privileged); the flag wins over it.
@@ -363,6 +391,50 @@ pub fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
     for said in said {
         assert!(err.contains(said), "{args:?} {env:?}: lacks {said}: {err}");
     }
+}
+
+/// [15] L3: the token file is read no further than a token can reach
+/// (1,024 characters and a line break), and only a regular file is read:
+/// `/dev/zero` used to grow the process without bound, a FIFO to block
+/// start-up for ever.
+#[test]
+fn a_token_file_is_a_regular_file_read_no_further_than_a_token() {
+    let dir = crate::support::TempDir::new("token-file");
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let dir_path = dir.0.to_str().unwrap().to_string();
+    for path in ["/dev/zero", fifo.to_str().unwrap(), &dir_path] {
+        let said = [
+            "a regular file",
+            "not a directory, FIFO or device",
+            "set AUTH_TOKEN",
+        ];
+        check_refused(&["--auth-token-file", path], &[], &said);
+        check_refused(&[], &[("AUTH_TOKEN_FILE", path)], &said);
+    }
+    let long = dir.join("long");
+    std::fs::write(&long, "a".repeat(1025)).unwrap();
+    let huge = dir.join("huge");
+    std::fs::write(&huge, "a".repeat(10 << 20)).unwrap();
+    for path in [&long, &huge] {
+        let said = ["--auth-token-file", "1024 characters"];
+        check_refused(&["--auth-token-file", path.to_str().unwrap()], &[], &said);
+    }
+    // The longest token, with its line break (CRLF too), is accepted.
+    let longest = dir.join("longest");
+    std::fs::write(&longest, format!("{}\r\n", "a".repeat(1024))).unwrap();
+    let (child, remote) = spawn_remote(&[
+        "--port",
+        "0",
+        "--auth-token-file",
+        longest.to_str().unwrap(),
+    ]);
+    let bearer = format!("Authorization: Bearer {}", "a".repeat(1024));
+    let served = remote.send("GET", "/api/todos", &[&bearer], b"");
+    let (code, log) = stop_with(child, "-TERM");
+    assert_eq!(served.status, 200, "{log}");
+    assert_eq!(code, Some(0), "{log}");
 }
 
 /// json-server's habit, `widgets-todos db.json`, is `--data db.json`; the

@@ -158,3 +158,25 @@ fn with_data_only_a_new_file_is_generated_into() {
     let ((from_empty, _), _) = generated(&args, &[]);
     assert_eq!(from_empty, todos);
 }
+
+/// [15] L5: a data file whose journal holds records holds data, even with
+/// no snapshot yet: `--generate` is refused with exit status 2, as for a
+/// snapshot, and the refused start creates no file.
+#[test]
+fn a_journal_without_a_snapshot_holds_data_too() {
+    let dir = TempDir::new("generate-journal");
+    let db = dir.join("b.json");
+    let journal = dir.join("b.json.journal");
+    let record = "{\"seq\":1,\"op\":\"put\",\"collection\":\"todos\",\"item\":{\"id\":1,\"userId\":1,\"title\":\"kept\"}}\n";
+    std::fs::write(&journal, record).unwrap();
+    let log = refused(&["--data", db.to_str().unwrap(), "--generate", "todos=3"]);
+    assert!(log.contains("already holds data"), "{log}");
+    assert!(log.contains("b.json.journal"), "{log}");
+    assert!(!db.exists(), "the refused start created {}", db.display());
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), record);
+    // Served without --generate, it holds its one todo.
+    let args = ["--port", "0", "--data", db.to_str().unwrap()];
+    let ((todos, _), _) = generated(&args, &[]);
+    let todos: serde_json::Value = serde_json::from_slice(&todos).unwrap();
+    assert_eq!(todos[0]["title"], "kept");
+}

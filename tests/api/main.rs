@@ -16,6 +16,7 @@ mod generate;
 mod habits;
 mod hardening;
 mod lifecycle;
+mod loading;
 mod openapi;
 mod queries;
 mod record;

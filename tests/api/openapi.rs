@@ -194,3 +194,23 @@ fn malformed_preconditions_are_400_and_change_nothing() {
         304
     );
 }
+
+#[test]
+fn every_path_with_a_get_describes_its_head() {
+    let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
+    let ops = operations(&file);
+    let gets = ops.iter().filter_map(|op| op.strip_prefix("GET "));
+    for path in gets {
+        assert!(ops.contains(&format!("HEAD {path}")), "no HEAD {path}");
+    }
+    // The document itself answers HEAD: its headers, no body.
+    let server = TestServer::start();
+    let get = server.get("/api/openapi.json");
+    let head = server.send("HEAD", "/api/openapi.json", &[], b"");
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+    assert_eq!(head.header("ETag"), get.header("ETag"));
+    let line = format!("If-None-Match: {}", get.header("ETag").unwrap());
+    let revalidated = server.send("HEAD", "/api/openapi.json", &[&line], b"");
+    assert_eq!(revalidated.status, 304);
+}

@@ -383,3 +383,101 @@ fn failures_on_purpose_are_recorded_the_closed_one_as_444() {
     // The journal itself never fails on purpose.
     problem(&server.get("/_admin/requests?_status=503"), 400);
 }
+
+/// The most bytes of JSON one listing sends: 4 MiB (README, Request
+/// journal, "Bounded memory").
+const PAGE_BYTES: usize = 4 << 20;
+
+/// The target of `rel="next"` in a `Link` value (RFC 8288).
+fn next_link(response: &Response) -> Option<String> {
+    let link = response.header("Link")?;
+    let (target, params) = link.split_once(';')?;
+    assert!(params.contains(r#"rel="next""#), "{link}");
+    Some(target.trim().trim_matches(['<', '>']).to_string())
+}
+
+/// Follows `Link: rel="next"` from `target` to the last page: the seqs of
+/// every page, each page at most [`PAGE_BYTES`] and complete JSON, and
+/// the first page's `X-Total-Count`.
+fn walk(server: &TestServer, target: &str) -> (Vec<Vec<u64>>, usize) {
+    let mut pages = Vec::new();
+    let mut target = Some(target.to_string());
+    let mut total = None;
+    while let Some(at) = target {
+        assert!(pages.len() < 100, "{at}");
+        let response = server.get(&at);
+        assert_eq!(response.status, 200, "{at}: {}", response.text());
+        assert!(response.body.len() <= PAGE_BYTES, "{at}");
+        let count: usize = response.header("X-Total-Count").unwrap().parse().unwrap();
+        total.get_or_insert(count);
+        let head = server.send("HEAD", &at, &[], b"");
+        assert_eq!(
+            head.header("Content-Length"),
+            Some(&*response.body.len().to_string()),
+            "{at}"
+        );
+        assert_eq!(head.header("Link"), response.header("Link"), "{at}");
+        pages.push(seqs(response.json().as_array().expect("an array")));
+        target = next_link(&response);
+    }
+    (pages, total.unwrap())
+}
+
+#[test]
+fn a_listing_stops_at_4_mib_and_links_to_the_rest() {
+    let server = recording(1000);
+    // Each 0x01 is six bytes in JSON (`\u0001`): a 64 KiB body, 384 KiB.
+    let body = vec![1u8; 65_536];
+    for n in 1..=25u64 {
+        if n % 5 == 0 {
+            assert_eq!(server.get("/api/todos").status, 200);
+        } else {
+            let sent = server.send(
+                "POST",
+                "/api/todos",
+                &["Content-Type: application/json"],
+                &body,
+            );
+            assert_eq!(sent.status, 400, "{}", sent.text());
+        }
+    }
+    let (pages, total) = walk(&server, "/_admin/requests");
+    assert_eq!(total, 25);
+    assert!(pages.len() >= 2, "{pages:?}");
+    // Every entry once, newest first, across the pages.
+    let all: Vec<u64> = pages.concat();
+    assert_eq!(all, (1..=25).rev().collect::<Vec<_>>());
+
+    // The filters carry over to the next page; `limit` counts the entries
+    // still to come.
+    let (pages, total) = walk(&server, "/_admin/requests?method=POST&since=3&limit=15");
+    assert_eq!(total, 17);
+    let all: Vec<u64> = pages.concat();
+    let posts: Vec<u64> = (4..=25).rev().filter(|n| n % 5 != 0).take(15).collect();
+    assert_eq!(all, posts);
+    assert!(pages.len() >= 2, "{pages:?}");
+    // A page that holds everything has no `Link`.
+    let (pages, _) = walk(&server, "/_admin/requests?method=GET");
+    assert_eq!(pages, [vec![25, 20, 15, 10, 5]]);
+}
+
+#[test]
+fn before_selects_the_entries_older_than_a_seq() {
+    let server = recording(10);
+    for _ in 0..5 {
+        server.get("/api/todos");
+    }
+    let (entries, total) = journal(&server, "?before=4");
+    assert_eq!((seqs(&entries), total), (vec![3, 2, 1], 3));
+    let (entries, total) = journal(&server, "?before=5&since=1&limit=2");
+    assert_eq!((seqs(&entries), total), (vec![4, 3], 3));
+    let (entries, total) = journal(&server, "?before=0");
+    assert_eq!((seqs(&entries), total), (vec![], 0));
+    for query in ["?before=-1", "?before=x", "?before=1&before=2"] {
+        let body = problem(&server.get(&format!("/_admin/requests{query}")), 400);
+        assert!(
+            body["detail"].as_str().unwrap().contains("'before'"),
+            "{body}"
+        );
+    }
+}
