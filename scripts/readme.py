@@ -32,7 +32,9 @@ comment on the line before its fence (blank lines between are allowed):
 
 That block gets a server of its own, started with exactly those flags (none
 at all: an empty store on the defaults) in a fresh directory holding a
-fresh copy of the seed as db.json, and stopped after it; the next block is
+fresh copy of the seed as db.json (and `scripts`, a link to the
+repository's, so that `scripts/...` works as it does in a clone), and
+stopped after it; the next block is
 back on the walk-through server. Every server runs on 127.0.0.1 with
 `--port 0` added.
 
@@ -164,6 +166,8 @@ class Server:
     def __init__(self, binary, flags):
         self.dir = tempfile.mkdtemp(prefix="readme-")
         shutil.copy(SEED, os.path.join(self.dir, "db.json"))
+        # So that `scripts/...` names what it does in a clone of the repository.
+        os.symlink(os.path.join(ROOT, "scripts"), os.path.join(self.dir, "scripts"))
         self.err = open(os.path.join(self.dir, "stderr"), "w+b")
         self.proc = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", "0", *flags],

@@ -63,6 +63,7 @@ pub mod error;
 pub mod health;
 pub mod healthcheck;
 pub mod http;
+pub mod import;
 pub mod model;
 pub mod store;
 pub mod transport;

@@ -42,6 +42,18 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Ok(Command::Import { from, out }) => {
+            return match widgets_todos::import::run(&from, &out) {
+                Ok(report) => {
+                    print!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(widgets_todos::import::Failed(why)) => {
+                    eprintln!("widgets-todos import: {why}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Err(err) => {
             eprintln!("widgets-todos: {err}");
             return ExitCode::from(2);

@@ -541,7 +541,13 @@ fn write_snapshot<W: Serialize, T: Serialize>(
     out.write_all(b"}\n")
 }
 
-fn write_items<I: Serialize>(out: &mut impl Write, name: &str, items: &[I]) -> io::Result<()> {
+/// `"name": [` and the items, one a line: the snapshot's layout, which
+/// `widgets-todos import` writes too.
+pub(crate) fn write_items<I: Serialize>(
+    out: &mut impl Write,
+    name: &str,
+    items: &[I],
+) -> io::Result<()> {
     write!(out, "\"{name}\": [")?;
     for (n, item) in items.iter().enumerate() {
         out.write_all(if n == 0 { b"\n" } else { b",\n" })?;

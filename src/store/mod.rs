@@ -52,6 +52,7 @@ use std::thread::JoinHandle;
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 use items::Items;
+pub(crate) use journal::write_items;
 use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
 use load::{Loaded, State};
 

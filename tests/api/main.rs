@@ -14,6 +14,7 @@ mod faults;
 mod generate;
 mod habits;
 mod hardening;
+mod import;
 mod lifecycle;
 mod openapi;
 mod queries;
