@@ -20,6 +20,7 @@ use crate::model::generate::Spec;
 
 mod commands;
 pub mod faults;
+mod hints;
 mod options;
 
 use commands::{parse_healthcheck, parse_import};
@@ -234,6 +235,9 @@ pub enum ConfigError {
     },
     /// More than one argument that is not an option.
     ExtraArgument { first: String, extra: String },
+    /// An argument that is neither an existing file nor a `.json` name
+    /// (`help`, `serve`), where the data file would be.
+    NotADataFile(String),
     /// `import` without the file to read or the file to write.
     ImportNeeds(&'static str),
 }
@@ -241,7 +245,8 @@ pub enum ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::UnknownFlag(flag) => write!(f, "unknown option '{flag}' (see --help)"),
+            ConfigError::UnknownFlag(flag) => f.write_str(&hints::unknown_flag(flag)),
+            ConfigError::NotADataFile(arg) => f.write_str(&hints::not_a_data_file(arg)),
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
             }
@@ -360,6 +365,9 @@ pub fn parse(
     // and the variable it overrides cannot stop start-up.
     let (mut flags, data_file) = split(args)?;
     if let Some(file) = data_file {
+        if !hints::is_data_file(&file) {
+            return Err(ConfigError::NotADataFile(file));
+        }
         add_data_argument(&mut flags, file, &env)?;
     }
 

@@ -8,6 +8,7 @@ mod support;
 mod big_lists;
 mod capacity;
 mod cli;
+mod cli_hints;
 mod ecosystem;
 mod errors;
 mod faults;
