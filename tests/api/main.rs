@@ -9,6 +9,7 @@ mod big_lists;
 mod capacity;
 mod cli;
 mod cli_hints;
+mod data_edits;
 mod ecosystem;
 mod errors;
 mod faults;
