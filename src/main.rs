@@ -233,6 +233,14 @@ fn summary(config: &Config, store: &Store, url: &str, data: Option<DataFile>) ->
             format!("{} (was empty: 0 bytes): {items}", path.display())
         }
         (Some(path), _) => format!("{}: {items}", path.display()),
+        // In a container (the server is PID 1, or DATA_FILE is set but
+        // empty, as `-e DATA_FILE=` leaves it in the image) the way to keep
+        // the data is the variable; elsewhere, the file on the command line.
+        (None, _) if std::process::id() == 1 || std::env::var_os("DATA_FILE").is_some() => {
+            "in memory only, lost at exit (to keep it: set DATA_FILE to a file on a volume, \
+             such as /data/db.json)"
+                .into()
+        }
         (None, _) => "in memory only, lost at exit (to keep it: widgets-todos db.json)".into(),
     };
     let mut text = format!(

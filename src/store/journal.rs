@@ -62,7 +62,7 @@ use serde::Serialize;
 
 use super::edits::Edits;
 use super::files::{
-    create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
+    cannot, create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
 };
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource};
@@ -164,7 +164,6 @@ impl Storage {
         compact_after: u64,
     ) -> Result<Storage, String> {
         let path = snapshot_path.as_path();
-        let shown = path.display();
         // A missing or empty (0-byte, made by hand) snapshot loads as an
         // empty store: write one that says so.
         let missing = fs::metadata(path).map_or(true, |meta| meta.len() == 0);
@@ -178,7 +177,7 @@ impl Storage {
                 todos: (0, Vec::new()),
             };
             write_atomically(path, |out| write_snapshot(out, &empty))
-                .map_err(|err| format!("cannot create {shown}: {err}"))?;
+                .map_err(|err| cannot("create", path, &err))?;
         }
 
         for leftover in [tmp_path(path), tmp_path(&journal_path)] {
@@ -191,7 +190,7 @@ impl Storage {
             .read(true)
             .append(true)
             .open(&journal_path)
-            .map_err(|err| format!("cannot open {}: {err}", journal_path.display()))?;
+            .map_err(|err| cannot("open", &journal_path, &err))?;
         for file in [path, &journal_path] {
             sync_dir(file)
                 .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;

@@ -17,6 +17,7 @@ mod generate;
 mod habits;
 mod hardening;
 mod import;
+mod in_container;
 mod lifecycle;
 mod openapi;
 mod queries;
