@@ -33,6 +33,8 @@
 //! | `error.rs` | `ApiError`: every way a request fails, and its status |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
+//! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
+//! | `logging.rs` | the log's lines on stderr (the access log writes its own, in `transport/`) |
 //!
 //! # Read the code
 //!
@@ -64,6 +66,7 @@ pub mod health;
 pub mod healthcheck;
 pub mod http;
 pub mod import;
+pub mod logging;
 pub mod model;
 pub mod store;
 pub mod transport;

@@ -60,11 +60,7 @@ fn main() -> ExitCode {
         }
     };
 
-    if let Err(err) = simple_logger::SimpleLogger::new()
-        .with_level(config.log_level)
-        .with_utc_timestamps()
-        .init()
-    {
+    if let Err(err) = widgets_todos::logging::init(config.log_level) {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
@@ -181,6 +177,8 @@ fn main() -> ExitCode {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
+                    // The requests answered before the signal come first.
+                    widgets_todos::transport::access_log::flush();
                     log::info!(
                         "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
                     );

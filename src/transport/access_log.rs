@@ -1,16 +1,17 @@
 //! The access log: one line per request on stderr, written in batches.
 //!
-//! Everything else the server logs goes through `log` and simple_logger,
-//! which writes each line to stderr as it comes: two `write` calls a line.
-//! One line per request that way cost a third of the throughput (see the
-//! README, "Performance"). So access lines, in the same format, go into a
+//! Everything else the server logs goes through `log` (`logging.rs`),
+//! which writes each line to stderr as it comes. One line per request that
+//! way cost a third of the throughput (scripts/PERFORMANCE.md). So access
+//! lines, in the same format, go into a
 //! buffer instead, and a thread writes the buffer out every
 //! [`FLUSH_EVERY`], or sooner when it fills. The price: a line reaches
 //! stderr up to that late, and a `kill -9` loses the last
 //! [`FLUSH_EVERY`] of lines. `main` flushes before it exits.
 //!
 //! The log is on when `log` would print `info` lines (`--log-level info`
-//! or more), so it follows the same flag.
+//! or more), so it follows the same flag; the lines of `/healthz`, which
+//! health probes ask every few seconds, only at `debug`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -40,7 +41,8 @@ pub struct Line<'a> {
     pub method: &'a str,
     pub target: &'a str,
     pub status: u16,
-    /// Bytes sent, head and body.
+    /// Bytes sent, head and body (the line says `head+body=`, as the
+    /// request journal's `size` counts the body alone).
     pub bytes: usize,
     /// From the request's start to its response written.
     pub elapsed: Duration,
@@ -48,11 +50,19 @@ pub struct Line<'a> {
     pub id: &'a str,
 }
 
-/// Adds one line, after the same timestamp, level and target simple_logger
-/// writes: `<time> INFO  [widgets_todos::transport] 127.0.0.1:50000 GET
-/// /api/todos 200 312B 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so
-/// the fields before it keep their places.
+/// Adds one line, after the same timestamp and level as `logging.rs`
+/// writes: `<time> INFO  127.0.0.1:50000 GET /api/todos 200 head+body=312B
+/// 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so the fields before it
+/// keep their places. A line for `/healthz` is at `debug`.
 pub fn record(line: Line<'_>) {
+    let level = if is_probe(line.target) {
+        log::Level::Debug
+    } else {
+        log::Level::Info
+    };
+    if !log::log_enabled!(target: "widgets_todos::transport", level) {
+        return;
+    }
     let buffer = BUFFER.get_or_init(|| {
         let spawned = std::thread::Builder::new()
             .name("access-log".into())
@@ -70,7 +80,7 @@ pub fn record(line: Line<'_>) {
     let now = SystemTime::now();
     let full = {
         let mut out = lock(buffer);
-        write_line(&mut out, &line, now);
+        write_line(&mut out, level, &line, now);
         out.len() >= HIGH_WATER
     };
     if full {
@@ -99,8 +109,15 @@ pub fn flush() {
     }
 }
 
+/// Whether `target` is the health check's path, which probes ask every few
+/// seconds: their lines would bury the others.
+fn is_probe(target: &str) -> bool {
+    let path = target.split('?').next().unwrap_or(target);
+    path.strip_suffix('/').unwrap_or(path) == "/healthz"
+}
+
 /// Appends `line`, stamped `now`, and a newline.
-fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
+fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: SystemTime) {
     let stamp = OffsetDateTime::from(now)
         .format(TIMESTAMP)
         .unwrap_or_default();
@@ -121,14 +138,14 @@ fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
     // Writing into a Vec cannot fail.
     drop(writeln!(
         out,
-        "{stamp} INFO  [widgets_todos::transport] {remote} {method} {target} {status} {bytes}B {}.{:03}ms id={id}",
+        "{stamp} {level:<5} {remote} {method} {target} {status} head+body={bytes}B {}.{:03}ms id={id}",
         micros / 1000,
         micros % 1000
     ));
 }
 
-/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
-/// 3339 with milliseconds; the request journal's `time` too).
+/// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC 3339 with
+/// milliseconds; the request journal's `time` too).
 pub(crate) const TIMESTAMP: &[FormatItem<'_>] = time::macros::format_description!(
     "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
 );
@@ -138,7 +155,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_line_reads_as_simple_logger_would_write_it() {
+    fn a_line_reads_as_the_log_writes_its_lines() {
         let mut out = Vec::new();
         let line = |remote: &str, elapsed| Line {
             remote: remote.parse().ok(),
@@ -150,23 +167,35 @@ mod tests {
             id: "abc-1",
         };
         let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_248_889_123);
+        let info = log::Level::Info;
         write_line(
             &mut out,
+            info,
             &line("127.0.0.1:50000", Duration::from_micros(41)),
             at,
         );
         write_line(
             &mut out,
+            info,
             &line("[::1]:8080", Duration::from_micros(12_345_678)),
             at,
         );
-        write_line(&mut out, &line("-", Duration::ZERO), at);
+        write_line(&mut out, log::Level::Debug, &line("-", Duration::ZERO), at);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms id=abc-1\n"
+            "2026-11-21T08:14:49.123Z INFO  127.0.0.1:50000 GET /api/todos?_page=2 200 head+body=312B 0.041ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z INFO  [::1]:8080 GET /api/todos?_page=2 200 head+body=312B 12345.678ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z DEBUG - GET /api/todos?_page=2 200 head+body=312B 0.000ms id=abc-1\n"
         );
+    }
+
+    #[test]
+    fn only_the_health_check_is_a_probe() {
+        assert!(is_probe("/healthz"));
+        assert!(is_probe("/healthz?x=1"));
+        assert!(is_probe("/healthz/"));
+        assert!(!is_probe("/api/healthz"));
+        assert!(!is_probe("/api/todos"));
     }
 
     #[test]
@@ -183,7 +212,7 @@ mod tests {
                 id: "abc-1",
             };
             let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
-            write_line(&mut out, &line, now);
+            write_line(&mut out, log::Level::Info, &line, now);
             String::from_utf8(out).unwrap()[..24].to_string()
         };
         assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");

@@ -19,6 +19,7 @@ mod hardening;
 mod import;
 mod in_container;
 mod lifecycle;
+mod logs;
 mod openapi;
 mod queries;
 mod record;
