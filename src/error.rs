@@ -54,7 +54,7 @@ pub enum ApiError {
     /// header") when there is more to say.
     MethodNotAllowed {
         method: String,
-        allow: &'static str,
+        allow: String,
         hint: Option<String>,
     },
     /// 406: the `Accept` header rules out every type this server produces.
@@ -86,6 +86,9 @@ pub enum ApiError {
     Unavailable { detail: String },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
+    /// 501: the request needs something this server does not implement (a
+    /// transfer coding other than chunked, RFC 9112 section 6.1).
+    NotImplemented { detail: String },
     /// Any error status (`config/faults.rs` says which), asked for with
     /// `_status` or given by `--fail-rate`, with `--faults` on: nothing was
     /// read or changed (`app/faults.rs`).
@@ -107,6 +110,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
+            ApiError::NotImplemented { .. } => 501,
             ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
             ApiError::InsufficientStorage { .. } | ApiError::Exhausted { .. } => 507,
             ApiError::OnPurpose { status, .. } => *status,
@@ -190,11 +194,66 @@ impl fmt::Display for ApiError {
                 )
             }
             ApiError::Exhausted { detail, .. } => f.write_str(detail),
-            ApiError::StorageUnavailable { detail } | ApiError::Unavailable { detail } => {
-                f.write_str(detail)
-            }
+            ApiError::StorageUnavailable { detail }
+            | ApiError::Unavailable { detail }
+            | ApiError::NotImplemented { detail } => f.write_str(detail),
             ApiError::Internal => f.write_str("the server failed to handle this request"),
             ApiError::OnPurpose { detail, .. } => f.write_str(detail),
         }
     }
+}
+
+// The error statuses, with their reason phrases: the status line's text
+// (RFC 9112 section 4) and a problem document's `title`. Besides the few
+// the handlers send, every client and server error status of IANA's HTTP
+// Status Code Registry (RFC 9110 section 16.2.1) is here, because
+// `_status` (with `--faults`) may ask for any of them (`config/faults.rs`
+// says which). The statuses of a request that succeeds are in
+// `http/mod.rs`'s `status_text`.
+
+/// The status code and reason phrase of the error `status`; `None` for a
+/// status not in the table, 418 and 510 among them, which the registry
+/// lists as unused and obsoleted, and for any status below 400.
+pub fn error_status_line(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 => "400 Bad Request",
+        401 => "401 Unauthorized",
+        402 => "402 Payment Required",
+        403 => "403 Forbidden",
+        404 => "404 Not Found",
+        405 => "405 Method Not Allowed",
+        406 => "406 Not Acceptable",
+        407 => "407 Proxy Authentication Required",
+        408 => "408 Request Timeout",
+        409 => "409 Conflict",
+        410 => "410 Gone",
+        411 => "411 Length Required",
+        412 => "412 Precondition Failed",
+        413 => "413 Content Too Large",
+        414 => "414 URI Too Long",
+        415 => "415 Unsupported Media Type",
+        416 => "416 Range Not Satisfiable",
+        417 => "417 Expectation Failed",
+        421 => "421 Misdirected Request",
+        422 => "422 Unprocessable Content",
+        423 => "423 Locked",
+        424 => "424 Failed Dependency",
+        425 => "425 Too Early",
+        426 => "426 Upgrade Required",
+        428 => "428 Precondition Required",
+        429 => "429 Too Many Requests",
+        431 => "431 Request Header Fields Too Large",
+        451 => "451 Unavailable For Legal Reasons",
+        500 => "500 Internal Server Error",
+        501 => "501 Not Implemented",
+        502 => "502 Bad Gateway",
+        503 => "503 Service Unavailable",
+        504 => "504 Gateway Timeout",
+        505 => "505 HTTP Version Not Supported",
+        506 => "506 Variant Also Negotiates",
+        507 => "507 Insufficient Storage",
+        508 => "508 Loop Detected",
+        511 => "511 Network Authentication Required",
+        _ => return None,
+    })
 }

@@ -6,12 +6,12 @@
 //! One request, from the socket to the response:
 //!
 //! ```text
-//! accept thread ─► the connection's thread (the HTTP library parses the head)
-//!   ─► queue ─► a worker: transport::serve
-//!        ─► App::handle (app): path, auth, method, query, Accept, the handler
-//!             ─► http: the body decoded into fields ─► model: checked, a Todo
-//!             ─► store: one lock, the whole read-modify-write, owned data out
-//!        ◄─ a Response (http), encoded and written by the worker; access log
+//! accept thread ─► the connection's own thread (the HTTP library parses
+//!                  each request's head): transport::connection::serve
+//!   ─► App::handle (app): the routing table, then the checks in order
+//!        ─► http: the body decoded into fields ─► model: checked, a Todo
+//!        ─► store: one lock, the whole read-modify-write, owned data out
+//!   ◄─ a Response (http), encoded and written by the same thread
 //! ```
 //!
 //! # Codemap
@@ -23,14 +23,14 @@
 //! | path | owns |
 //! |---|---|
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
-//! | `lib.rs` | this overview; `start()`; `open_store()`, which fills a new store with `--generate` |
-//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face and the normal path of one request (`serve`); `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap and stuck connections; `connection.rs`: a connection's requests, in order; `workers.rs`: the queue and the workers; `body.rs`: a body's framing and reader; `library.rs`: the HTTP library behind one trait; `delay.rs`: responses held back; `access_log.rs`: one line per request |
-//! | `app/` | the routing table, the order of checks, auth, `_delay`, and the handlers; `cors.rs`: the CORS header fields every response gets; `index.rs`: what is served and where (`/`, with `index.html` for a browser; `/api`; `/healthz`; the OpenAPI document) and the 404 of unknown paths; `openapi.rs`: the OpenAPI document served, `openapi.json` (every feature on) less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`: `_status`, `_fault=close`, `--fail-rate`); `record.rs`: the request journal of `--record` and its endpoints, `/_admin/requests` |
-//! | `http/` | the request and the response as the application sees them: header fields, content negotiation, JSON decoding, the query string, the HTTP/1.1 encoding; `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json; `status.rs`: the error statuses and their reason phrases (a request that succeeds never reaches it) |
+//! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
+//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the workarounds on that path; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `access_log.rs`: one line per request |
+//! | `app/` | `mod.rs`: the routing table, the order of checks, the handlers of the collections and items; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the 404 of unknown paths; `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests` |
+//! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `query.rs`: the query string; `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `mod.rs`: the locked collections, ids, the cached items; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; with `--data`: `journal.rs` (the journal, group commit, snapshots), `load.rs` (loading at start-up), `direct.rs` (an item loaded the fast way), `files.rs` (the files on disk) |
-//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help`; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status`, and which statuses `_status` may ask for |
-//! | `error.rs` | `ApiError`: every way a request fails, and its status |
+//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
+//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help`; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
+//! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
 //! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
@@ -46,56 +46,42 @@
 //! backquotes opens that request's list, and each item of the list starts
 //! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! A `GET /api/todos/1` runs thirteen files:
+//! A `GET /api/todos/1` runs seven files:
 //!
-//! 1. `transport/workers.rs`: the connection's thread reads the request
-//!    (`Workers::read`; the HTTP library parses its head) and queues it; a
-//!    worker takes it off the queue (`Workers::work`);
-//! 2. `transport/capacity.rs`: when the connection started reading the
-//!    head, for the watchdog, which finds connections that make no progress;
-//! 3. `transport/connection.rs`: a connection's requests are served one at
-//!    a time, in order (`Connection::arrive`, `Connection::next`);
-//! 4. `transport/body.rs`: how the header fields frame the body
-//!    (`Framing::of`), and the reader the handler gets;
-//! 5. `transport/library.rs`: the request as the HTTP library read it,
-//!    behind the trait `Incoming` (method, target, header fields), and
-//!    `send`, which writes the response;
-//! 6. `transport/mod.rs`: `serve`, the normal path: the request's id and
-//!    `Date`, the handler called, the response out;
-//! 7. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
-//!    [`http::Response`], with its `ETag` and its encoding as HTTP/1.1 bytes;
-//! 8. `app/mod.rs`: [`app::App`]'s routing table, the checks, and `get`;
-//! 9. `app/faults.rs`: failure on purpose, asked on every request although
-//!    `--faults` is off;
-//! 10. `model/mod.rs`: the id, read from the path (`parse_decimal`);
-//! 11. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
-//!     the item's JSON and `ETag` from the collection's cache, made once by
-//!     [`store::render`];
-//! 12. `app/cors.rs`: the CORS header fields every response gets;
-//! 13. `transport/access_log.rs`: whether the access log is on (it is off
-//!     by default).
+//! 1. `transport/connection.rs`: the connection's thread gets the request
+//!    from the HTTP library (`serve_connection`), and `serve` does the
+//!    rest: the head checked (`Framing`) and copied (`Head`), the request's
+//!    id, the handler called, the response encoded and written;
+//! 2. `transport/capacity.rs`: the connection's slot says it is serving a
+//!    request, then waiting for the next (for the watchdog and the stop);
+//! 3. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
+//!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
+//! 4. `app/mod.rs`: [`app::App`]'s routing table, `answer`'s checks in
+//!    order, and `get`;
+//! 5. `model/mod.rs`: the id, read from the path (`parse_decimal`);
+//! 6. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//!    the item's JSON and `ETag`, made once by [`store::render`];
+//! 7. `app/cors.rs`: the CORS header fields every response gets.
 //!
-//! A `POST /api/todos` runs the same files, and two more of the store:
+//! A `POST /api/todos` runs eight:
 //!
-//! 1. `transport/workers.rs`, `transport/capacity.rs`,
-//!    `transport/connection.rs`: as for the GET;
-//! 2. `transport/body.rs`: the body's reader, which the handler reads;
-//! 3. `transport/library.rs`, `transport/mod.rs`: as for the GET;
-//! 4. `http/mod.rs`: the body read, up to its limit, and decoded from JSON
+//! 1. `transport/connection.rs`, `transport/capacity.rs`: as for the GET,
+//!    and the body's reader (`BodyReader`), which the handler reads;
+//! 2. `http/mod.rs`: the body read, up to its limit, and decoded from JSON
 //!    into fields; the 201 encoded;
-//! 5. `app/mod.rs`: the routing table, the checks, and `create`;
-//! 6. `app/faults.rs`: as for the GET;
-//! 7. `model/mod.rs`: the fields checked (`Validator`) into a new
+//! 3. `app/mod.rs`: the routing table, the checks, and `create`;
+//! 4. `model/mod.rs`: the fields checked (`Validator`) into a new
 //!    [`model::Todo`], which serde's derive serializes;
-//! 8. `store/mod.rs`: [`store::Store::create`] gives it the next id and
+//! 5. `store/mod.rs`: [`store::Store::create`] gives it the next id and
 //!    keeps its JSON and `ETag`, under one lock;
-//! 9. `store/items.rs`: the collection's items by id, where it goes;
-//! 10. `store/list.rs`: the sorted orders kept for list reads, dropped;
-//! 11. `app/cors.rs`, `transport/access_log.rs`: as for the GET.
+//! 6. `store/items.rs`: the collection's items by id, where it goes;
+//! 7. `app/cors.rs`: as for the GET.
 //!
-//! With `--data`, `store/journal.rs` writes its record too. The module
-//! comment of `transport/mod.rs` says what each file of the transport is
-//! for, and which defect of the HTTP library each one works around.
+//! With `--data`, `store/journal.rs` writes its record too; with
+//! `--log-level info` (the default), `transport/access_log.rs` writes the
+//! access line. The module comment of `transport/mod.rs` says which
+//! defect of the HTTP library each piece around the normal path works
+//! around; `docs/learn.md` reads the trace line by line.
 
 pub mod app;
 pub mod config;
@@ -152,13 +138,6 @@ fn generate(store: &Store, spec: Spec, seed: u64) -> Result<(), String> {
     store.create_all::<Widget>(widgets).map_err(failed)
 }
 
-/// Opens the store and serves it on `config.host:config.port`.
-pub fn start(config: &Config) -> io::Result<Server> {
-    let store = open_store(config).map_err(io::Error::other)?;
-    let options = app::Options::from_config(config);
-    start_app(config, Arc::new(App::with_options(store, options)))
-}
-
 /// What the transport takes from the configuration.
 pub fn transport_settings(config: &Config) -> transport::Settings {
     transport::Settings {
@@ -168,7 +147,6 @@ pub fn transport_settings(config: &Config) -> transport::Settings {
         write_timeout: config.write_timeout,
         max_connections: config.max_connections,
         tls: config.tls.clone(),
-        may_leave_unanswered: config.faults.on,
     }
 }
 

@@ -11,7 +11,7 @@ use std::io::Write;
 
 use log::{Level, LevelFilter, Log, Metadata, Record, SetLoggerError};
 
-use crate::transport::access_log::TIMESTAMP;
+use crate::http::TIMESTAMP;
 
 struct Logger;
 

@@ -7,11 +7,11 @@
 //!
 //! Only the collections and their items fail, and never a CORS preflight
 //! (a browser would report a failed preflight as a network error, not as
-//! the status its script asked for). [`App::route`](super::App) calls
-//! [`check`] for them after the bearer token and before the method, the
-//! query, the body or the store is looked at: a request failed on purpose
-//! has read and changed nothing. `/`, `/api`, `/healthz` and the OpenAPI
-//! document never fail on purpose.
+//! the status its script asked for). `App::answer` (`mod.rs`, check 3)
+//! calls [`Faults::check`] for them after the bearer token and before the
+//! id, the method, the query, the body or the store is looked at: a
+//! request failed on purpose has read and changed nothing. `/`, `/api`,
+//! `/healthz` and the OpenAPI document never fail on purpose.
 //!
 //! **Which requests `--fail-rate` fails.** Every request that reaches the
 //! check is counted, 1, 2, 3, ..., in the order the workers reach it, with
@@ -32,10 +32,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::Query;
 use crate::config::faults::{DEFAULT_FAILURE, Failure, Faults as Settings, Rate, status};
 use crate::error::ApiError;
-use crate::http::{Request, Response};
+use crate::http::{Response, query_pairs};
 use crate::model::generate::SplitMix64;
 use crate::model::query::{bad, repeated};
 
@@ -76,52 +75,42 @@ impl Faults {
     }
 }
 
-/// The answer to a request that fails on purpose, `None` to serve it. A
-/// bad `_status` or `_fault`, or either with `--faults` off, is a 400.
-/// Called first by the handlers of a collection and of an item, the only
-/// paths that fail on purpose; a preflight never does.
-pub fn check(
-    faults: Option<&Faults>,
-    req: &Request<'_>,
-    query: &Query,
-) -> Result<Option<Response>, ApiError> {
-    if req.is_preflight() {
-        return Ok(None);
-    }
-    let Some(faults) = faults else {
-        return refuse(query).map(|()| None);
-    };
-    let n = faults.counted.fetch_add(1, Ordering::Relaxed) + 1;
-    let pairs = query.as_ref().map_err(Clone::clone)?;
-    let (failure, why) = match asked(pairs)? {
-        Some(failure) => (failure, ", as _status asked".to_string()),
-        None if faults.fails(n) => (
-            faults.failure,
-            format!(
-                ": --fail-rate {} with --seed {} fails request {n}, this one",
-                faults.rate, faults.seed
+impl Faults {
+    /// The answer to a request that fails on purpose, `None` to serve it.
+    /// A bad `_status` or `_fault` is a 400. `query` is the request's.
+    pub fn check(&self, query: &str) -> Result<Option<Response>, ApiError> {
+        let n = self.counted.fetch_add(1, Ordering::Relaxed) + 1;
+        let pairs = query_pairs(query)?;
+        let (failure, why) = match asked(&pairs)? {
+            Some(failure) => (failure, ", as _status asked".to_string()),
+            None if self.fails(n) => (
+                self.failure,
+                format!(
+                    ": --fail-rate {} with --seed {} fails request {n}, this one",
+                    self.rate, self.seed
+                ),
             ),
-        ),
-        None => return Ok(None),
-    };
-    let status = match failure {
-        Failure::Status(status) => status,
-        Failure::Close => {
-            let mut closed = Response::empty(CLOSED);
-            closed.unanswered = true;
-            return Ok(Some(closed));
-        }
-    };
-    let detail = format!("failed on purpose{why}; nothing was read or changed");
-    let failed = Response::from(ApiError::OnPurpose { status, detail });
-    Ok(Some(match status {
-        // RFC 9110 section 11.6.1: a 401 carries at least one challenge.
-        401 => failed.with_header("WWW-Authenticate", "Bearer"),
-        // RFC 9110 section 10.2.3 (with RFC 6585 section 4 for 429): when
-        // to try again, which a client's retry logic is tested against.
-        429 | 503 => failed.with_header("Retry-After", "1"),
-        _ => failed,
-    }))
+            None => return Ok(None),
+        };
+        let status = match failure {
+            Failure::Status(status) => status,
+            Failure::Close => {
+                let mut closed = Response::empty(CLOSED);
+                closed.unanswered = true;
+                return Ok(Some(closed));
+            }
+        };
+        let detail = format!("failed on purpose{why}; nothing was read or changed");
+        let failed = Response::from(ApiError::OnPurpose { status, detail });
+        Ok(Some(match status {
+            // RFC 9110 section 11.6.1: a 401 carries at least one challenge.
+            401 => failed.with_header("WWW-Authenticate", "Bearer"),
+            // RFC 9110 section 10.2.3 (with RFC 6585 section 4 for 429): when
+            // to try again, which a client's retry logic is tested against.
+            429 | 503 => failed.with_header("Retry-After", "1"),
+            _ => failed,
+        }))
+    }
 }
 
 /// The failure a request asks for: `_status` or `_fault`, once.
@@ -156,8 +145,8 @@ fn asked(pairs: &[(String, String)]) -> Result<Option<Failure>, ApiError> {
 
 /// With `--faults` off: `_status` and `_fault` say how to turn it on. A
 /// query that cannot be decoded is left to the later checks.
-fn refuse(query: &Query) -> Result<(), ApiError> {
-    let Ok(pairs) = query else {
+pub fn refuse(query: &str) -> Result<(), ApiError> {
+    let Ok(pairs) = query_pairs(query) else {
         return Ok(());
     };
     let asked = pairs

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use super::openapi::Served;
-use super::{App, INDEX, Query, check_method_and_query, not_modified, prepare};
+use super::{App, not_modified};
 use crate::error::ApiError;
 use crate::http::{Body, JSON, Request, Response, prefers_html};
 
@@ -40,31 +40,25 @@ const HOME: Home = Home {
     health: "/healthz",
 };
 
-impl App {
-    /// `/api`: where the collections are.
-    pub(super) fn index(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        #[derive(serde::Serialize)]
-        struct Index {
-            widgets: &'static str,
-            todos: &'static str,
-        }
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
-        }
-        let (widgets, todos) = ("/api/widgets", "/api/todos");
-        Ok(Response::json(200, &Index { widgets, todos }))
+/// `/api`: where the collections are.
+pub(super) fn index() -> Response {
+    #[derive(serde::Serialize)]
+    struct Index {
+        widgets: &'static str,
+        todos: &'static str,
     }
+    let (widgets, todos) = ("/api/widgets", "/api/todos");
+    Response::json(200, &Index { widgets, todos })
+}
 
+impl App {
     /// `/healthz`, outside `/api`: 200 while the server can serve (with
     /// `--data`, while its journal can be written; while its connections are
     /// not stuck: see `transport/capacity.rs`), else 503.
-    pub(super) fn health(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
+    pub(super) fn health(&self) -> Result<Response, ApiError> {
         #[derive(serde::Serialize)]
         struct Healthy {
             status: &'static str,
-        }
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
         }
         self.store.writable()?;
         if let Some(detail) = self.health.trouble() {
@@ -73,12 +67,9 @@ impl App {
         Ok(Response::json(200, &Healthy { status: "ok" }))
     }
 
-    /// `/api/openapi.json`: the document `openapi.rs` made for this
-    /// configuration when the application started.
-    pub(super) fn openapi(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        if let Some(answered) = prepare(req, INDEX, query)? {
-            return Ok(answered);
-        }
+    /// `/api/openapi.json`: the document `openapi.rs` makes for this
+    /// configuration at its first request.
+    pub(super) fn openapi(&self, req: &Request<'_>) -> Result<Response, ApiError> {
         let served = self.openapi.get_or_init(|| Served::new(&self.options));
         let Served { body, etag } = served;
         if let Some(unchanged) = not_modified(req, etag)? {
@@ -89,10 +80,7 @@ impl App {
     }
 
     /// `/`: the index of what is served, as JSON or as an HTML page.
-    pub(super) fn home(&self, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-        if let Some(answered) = check_method_and_query(req, INDEX, query)? {
-            return Ok(answered);
-        }
+    pub(super) fn home(&self, req: &Request<'_>) -> Result<Response, ApiError> {
         let response = if prefers_html(req.header("Accept")) {
             let page = Body::Owned(PAGE.to_vec());
             Response::bytes(200, "text/html; charset=utf-8", page)
@@ -105,9 +93,16 @@ impl App {
 }
 
 /// The 404 for a path no route serves; see the module comment. `target`
-/// is the request target (path and query), `segments` its path's.
-pub(super) fn no_route(target: &str, segments: &[&str]) -> ApiError {
+/// is the request target (path and query), `segments` its path's;
+/// `journal` whether `--record` is on.
+pub(super) fn no_route(target: &str, segments: &[&str], journal: bool) -> ApiError {
     let path = target.split_once('?').map_or(target, |(path, _)| path);
+    if !journal && segments.get(..2) == Some(&["_admin", "requests"][..]) {
+        return ApiError::NotFound {
+            detail: format!("no resource at {path}: the request journal is off"),
+            hint: Some("start the server with --record N to keep the last N requests".into()),
+        };
+    }
     let detail = format!("no resource at {path}");
     let collection = match segments {
         [name] | [name, _] => ["widgets", "todos"].contains(name),

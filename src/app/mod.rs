@@ -1,28 +1,32 @@
 //! The application: what answers a request once the transport has read it.
-//! The routing table, the order of checks, authentication, CORS, and the
-//! handlers of every route.
+//! The routing table, the order of checks, and the handlers of the
+//! collections and their items.
 //!
-//! For a request to a known path the checks run in this order, each one
-//! answering with an error before anything later is looked at (and before
-//! anything changes):
+//! # The order of checks
 //!
-//! 1. the path: unknown path or malformed id is 404 (`index.rs`: with a
+//! [`route`] matches the method and the path together, in one table. Then
+//! [`App::answer`] runs the checks, each answering with an error before
+//! anything later is looked at (and before anything changes):
+//!
+//! 1. with `--auth-token`, on `/api` and (with `--record`) `/_admin`, for
+//!    every method but `OPTIONS`: the bearer token, else 401 (so that,
+//!    without the token, not even which paths exist is told);
+//! 2. the path: one that no method is served at is 404 (`index.rs`: with a
 //!    hint when it names a collection outside `/api`);
-//! 2. with `--auth-token`, on `/api` (and, with `--record`, on `/_admin`)
-//!    and not for `OPTIONS`: the bearer token, else 401; then, first in
-//!    the handlers of a collection and of an item (a malformed id too),
-//!    failure on purpose (`faults.rs`: `_status`, `_fault`,
-//!    `--fail-rate`), before anything is read or changed;
-//! 3. the method: one the path does not take is 405 with `Allow`;
-//! 4. a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) is
-//!    answered here, whatever its query (the browser sends the URL of the
-//!    request it asks about, query and all);
-//! 5. the query: a collection's GET, HEAD and OPTIONS take a list query
-//!    (`model/query.rs`), any error in it is 400; other paths take none but
-//!    `_delay` and `_` (a cache-buster, ignored); then a plain `OPTIONS` is
-//!    answered;
-//! 6. `Accept` must admit JSON, else 406 (`/` also serves HTML);
-//! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
+//! 3. with `--faults`, on a collection or an item, but for a CORS
+//!    preflight: failure on purpose (`faults.rs`), before anything is read
+//!    or changed;
+//! 4. an item's id: one that is not a positive integer is 404;
+//! 5. the method: a CORS preflight (`OPTIONS` with
+//!    `Access-Control-Request-Method`) is answered here, whatever its
+//!    query (the browser sends the URL of the request it asks about); any
+//!    other method the path does not take is 405 with `Allow`;
+//! 6. the query: a collection's GET, HEAD and OPTIONS take a list query
+//!    (`model/query.rs`), `/_admin/requests` its filters (`record.rs`),
+//!    other paths nothing but `_delay` and `_` (a cache-buster, ignored);
+//!    any error is 400; then a plain `OPTIONS` is answered;
+//! 7. `Accept` must admit JSON, else 406 (`/` also serves HTML);
+//! 8. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
 //!    body, its size (413), media type (415), syntax (400) and validation
 //!    (422); then, under the store's lock, `If-Match` (400 when malformed,
 //!    412 when no tag matches); POST: the store may be full (507). GET and
@@ -34,30 +38,32 @@
 //! react-admin's data provider read.
 //!
 //! Every response, errors included, then gets its CORS header fields
-//! ([`App::cors`]), and an `/api` response the delay of `_delay` or
-//! `--delay`. The index routes (`/`, `/api`, `/healthz`, the OpenAPI
-//! document) are answered in `index.rs`; the OpenAPI document itself, made
-//! for the configuration, is `openapi.rs`'s. With `--record N`, each
-//! exchange is then recorded, and `/_admin/requests` shows the last N
-//! (`record.rs`).
+//! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
+//! The index routes (`/`, `/api`, `/healthz`, the OpenAPI document) are
+//! answered in `index.rs`; the OpenAPI document itself, made for the
+//! configuration, is `openapi.rs`'s. With `--record N`, each exchange is
+//! then recorded, and `/_admin/requests` shows the last N (`record.rs`).
+//! A feature that is off costs a request one test of an `Option` or a
+//! `bool`, and none of its code runs.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
+use crate::config::{self, Config, Cors, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::conditional::Condition;
-use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
-use crate::model::query::{self, ListQuery, bad, repeated};
+use crate::http::{Body, Handler, JSON, Method, Request, Response, names_json, query_pairs};
+use crate::model::query::ListQuery;
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
-use crate::transport::Handler;
 
+mod auth;
 mod cors;
 mod faults;
 mod index;
 mod openapi;
+mod query;
 mod record;
 
 pub use cors::EXPOSED;
@@ -65,18 +71,6 @@ pub use cors::EXPOSED;
 /// The OpenAPI 3.1 document describing this API with every feature on;
 /// `openapi.rs` makes the one served.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
-
-/// The methods of each kind of path, for `Allow` (RFC 9110 section 10.2.1).
-const INDEX: &[Method] = &[Method::Get, Method::Head];
-const COLLECTION: &[Method] = &[Method::Get, Method::Head, Method::Post];
-const COLLECTION_RESET: &[Method] = &[Method::Get, Method::Head, Method::Post, Method::Delete];
-const ITEM: &[Method] = &[
-    Method::Get,
-    Method::Head,
-    Method::Put,
-    Method::Patch,
-    Method::Delete,
-];
 
 /// The application: the store, and the options that change what it does.
 pub struct App {
@@ -120,10 +114,6 @@ impl Options {
     }
 }
 
-/// A request's query, decoded once: its name and value pairs, or why it
-/// cannot be decoded (a 400, answered at its turn in the checks).
-type Query = Result<Vec<(String, String)>, ApiError>;
-
 impl Handler for App {
     /// Answers one request, and records it with `--record`. Never fails:
     /// every error becomes its problem+json.
@@ -138,7 +128,7 @@ impl Handler for App {
         response
     }
 
-    /// A request the transport refused (ambiguous framing) or whose
+    /// A request the transport refused (framing it cannot trust) or whose
     /// handling panicked: the problem document, with CORS header fields.
     fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
         let response = self.cors(req, Response::from(error));
@@ -150,23 +140,65 @@ impl Handler for App {
     }
 }
 
-impl App {
-    /// The response to a request the transport passed on.
-    fn respond(&self, req: &mut Request<'_>) -> Response {
-        let (path, query) = req.path_and_query();
-        let (parts, count) = segments(path);
-        let segments = &parts[..count];
-        let query = query_pairs(query);
-        let mut response = self
-            .route(req, segments, &query)
-            .unwrap_or_else(Response::from);
-        if segments.first() == Some(&"api") {
-            let delay = delay(&query).ok().flatten();
-            response.delay = delay.unwrap_or(self.options.delay);
-        }
-        self.cors(req, response)
-    }
+/// A collection, as the routing table names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Widgets,
+    Todos,
+}
 
+/// What a request asks for: the routing table's answer.
+#[derive(Debug, Clone, Copy)]
+enum Route<'a> {
+    Home,
+    Index,
+    Health,
+    OpenApi,
+    List(Kind),
+    Create(Kind),
+    Reset(Kind),
+    Get(Kind),
+    Update(Kind),
+    Patch(Kind),
+    Delete(Kind),
+    Requests,
+    ClearRequests,
+    Request(&'a str),
+}
+
+/// The routing table: method and path together. `None` when no route
+/// serves this method at this path; whether another method is served there
+/// is [`App::allowed`]'s question.
+fn route<'a>(method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
+    use Kind::{Todos, Widgets};
+    use Method::{Delete, Get, Head, Patch, Post, Put};
+    Some(match (method, segments) {
+        (Get | Head, [""]) => Route::Home,
+        (Get | Head, ["api"]) => Route::Index,
+        (Get | Head, ["healthz"]) => Route::Health,
+        (Get | Head, ["api", "openapi.json"]) => Route::OpenApi,
+        (Get | Head, ["api", "todos"]) => Route::List(Todos),
+        (Post, ["api", "todos"]) => Route::Create(Todos),
+        (Delete, ["api", "todos"]) => Route::Reset(Todos),
+        (Get | Head, ["api", "todos", _]) => Route::Get(Todos),
+        (Put, ["api", "todos", _]) => Route::Update(Todos),
+        (Patch, ["api", "todos", _]) => Route::Patch(Todos),
+        (Delete, ["api", "todos", _]) => Route::Delete(Todos),
+        (Get | Head, ["api", "widgets"]) => Route::List(Widgets),
+        (Post, ["api", "widgets"]) => Route::Create(Widgets),
+        (Delete, ["api", "widgets"]) => Route::Reset(Widgets),
+        (Get | Head, ["api", "widgets", _]) => Route::Get(Widgets),
+        (Put, ["api", "widgets", _]) => Route::Update(Widgets),
+        (Patch, ["api", "widgets", _]) => Route::Patch(Widgets),
+        (Delete, ["api", "widgets", _]) => Route::Delete(Widgets),
+        (Get | Head, ["_admin", "requests"]) => Route::Requests,
+        (Delete, ["_admin", "requests"]) => Route::ClearRequests,
+        (Get | Head, ["_admin", "requests", id]) => Route::Request(id),
+        _ => return None,
+    })
+}
+
+impl App {
     /// The application with every option off.
     pub fn new(store: Store) -> App {
         App::with_options(store, Options::default())
@@ -185,118 +217,171 @@ impl App {
         }
     }
 
-    /// The routing table, checks 1 and 2 of the module comment.
-    fn route(
+    /// The response to a request the transport passed on: the answer,
+    /// errors as problem documents, with CORS and the delay.
+    fn respond(&self, req: &mut Request<'_>) -> Response {
+        let (path, query) = req.path_and_query();
+        let (parts, count) = segments(path);
+        let segments = &parts[..count];
+        let mut response = self
+            .answer(req, segments, query)
+            .unwrap_or_else(Response::from);
+        if segments.first() == Some(&"api") {
+            response.delay = self.options.delay;
+            if !query.is_empty() {
+                let pairs = query_pairs(query).unwrap_or_default();
+                if let Ok(Some(delay)) = query::delay(&pairs) {
+                    response.delay = delay;
+                }
+            }
+        }
+        self.cors(req, response)
+    }
+
+    /// The route the table gives, if this configuration serves it: a
+    /// reset needs `--allow-reset`, the journal's routes `--record`.
+    fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
+        match route(method, segments)? {
+            Route::Reset(_) if !self.options.allow_reset => None,
+            Route::Requests | Route::ClearRequests | Route::Request(_)
+                if self.recorder.is_none() =>
+            {
+                None
+            }
+            route => Some(route),
+        }
+    }
+
+    /// The methods served at a path, as `Allow` lists them (RFC 9110
+    /// section 10.2.1); `None` when no method is.
+    fn allowed(&self, segments: &[&str]) -> Option<String> {
+        use Method::{Delete, Get, Head, Patch, Post, Put};
+        let served: Vec<&str> = [Get, Head, Post, Put, Patch, Delete]
+            .into_iter()
+            .filter(|&method| self.served(method, segments).is_some())
+            .filter_map(Method::name)
+            .collect();
+        (!served.is_empty()).then(|| format!("{}, OPTIONS", served.join(", ")))
+    }
+
+    /// The checks of the module comment, in its order, then the handler.
+    fn answer(
         &self,
         req: &mut Request<'_>,
         segments: &[&str],
-        query: &Query,
+        query: &str,
     ) -> Result<Response, ApiError> {
-        if segments.first() == Some(&"api") && req.method != Method::Options {
-            self.authorize(req)?;
+        // 1. The token.
+        if let Some(token) = &self.options.auth_token {
+            self.authorize(token, req, segments)?;
         }
-        match segments {
-            [""] => self.home(req, query),
-            ["api"] => self.index(req, query),
-            ["healthz"] => self.health(req, query),
-            ["api", "openapi.json"] => self.openapi(req, query),
-            ["api", "widgets"] => self.collection::<Widget>(req, query),
-            ["api", "widgets", id] => self.item::<Widget>(req, id, query),
-            ["api", "todos"] => self.collection::<Todo>(req, query),
-            ["api", "todos", id] => self.item::<Todo>(req, id, query),
-            ["_admin", ..] => self.admin(req, segments, query),
-            _ => Err(index::no_route(req.target, segments)),
-        }
-    }
-
-    /// `/api/widgets`, `/api/todos`: the list, a create, and with
-    /// `--allow-reset` a reset.
-    fn collection<T: Stored>(
-        &self,
-        req: &mut Request<'_>,
-        query: &Query,
-    ) -> Result<Response, ApiError> {
-        if let Some(failed) = faults::check(self.faults.as_ref(), req, query)? {
-            return Ok(failed);
-        }
-        let methods = if self.options.allow_reset {
-            COLLECTION_RESET
-        } else {
-            COLLECTION
-        };
-        if req.method == Method::Delete && !self.options.allow_reset {
-            return Err(ApiError::MethodNotAllowed {
-                method: req.method_name.to_string(),
-                allow: allow(methods),
-                hint: Some(format!(
-                    "DELETE /api/{c} (every {k} at once) needs the server started with \
-                     --allow-reset; to delete one {k}, DELETE /api/{c}/{{id}}",
-                    c = T::COLLECTION,
-                    k = T::KIND,
-                )),
-            });
-        }
-        // GET, HEAD and a plain OPTIONS read the query as a list query.
-        let listing = matches!(req.method, Method::Get | Method::Head | Method::Options);
-        if !listing {
-            if let Some(answered) = prepare(req, methods, query)? {
-                return Ok(answered);
-            }
-        } else if let Some(answered) = check_method(req, methods) {
-            return answered;
-        }
-        match req.method {
-            Method::Post => self.create::<T>(req),
-            Method::Delete => {
-                self.store.clear::<T>()?;
-                Ok(Response::empty(204))
-            }
-            _ => {
-                delay(query)?;
-                let list = query::parse::<T>(query.as_ref().map_err(Clone::clone)?)?;
-                if req.method == Method::Options {
-                    return Ok(options(methods));
+        // 2. The path; the methods it takes when this one is not among them.
+        let route = self.served(req.method, segments);
+        let allow =
+            match route {
+                Some(_) => None,
+                None => Some(self.allowed(segments).ok_or_else(|| {
+                    index::no_route(req.target, segments, self.recorder.is_some())
+                })?),
+            };
+        // 3. Failure on purpose.
+        if let ["api", "todos" | "widgets", ..] = segments {
+            if !req.is_preflight() {
+                match &self.faults {
+                    Some(faults) => {
+                        if let Some(failed) = faults.check(query)? {
+                            return Ok(failed);
+                        }
+                    }
+                    None if !query.is_empty() => faults::refuse(query)?,
+                    None => {}
                 }
-                req.check_accept()?;
-                self.list::<T>(req, &list)
             }
         }
+        // 4. An item's id.
+        let id = match segments {
+            ["api", collection @ ("todos" | "widgets"), id] => item_id(collection, id)?,
+            _ => 0,
+        };
+        // 5. The method.
+        if let Some(allow) = &allow {
+            if req.is_preflight() {
+                return Ok(options(allow));
+            }
+            if !matches!(req.method, Method::Options) {
+                return Err(not_allowed(req, segments, allow));
+            }
+        }
+        // 6. The query.
+        let pairs = match query {
+            "" => Vec::new(),
+            query => query_pairs(query)?,
+        };
+        let lists = matches!(route, Some(Route::List(_))) || allow.is_some();
+        let list = match lists || !pairs.is_empty() {
+            true => self.check_query(req.method, segments, &pairs)?,
+            false => None,
+        };
+        if let Some(allow) = &allow {
+            return Ok(options(allow));
+        }
+        // 7. `Accept` (`/` also serves HTML: `index.rs` negotiates).
+        // (With no route, `allow` was set and has answered by now.)
+        let Some(route) = route else {
+            return Err(ApiError::Internal);
+        };
+        if !matches!(route, Route::Home) {
+            req.check_accept()?;
+        }
+        // 8. The handler.
+        self.run(route, req, id, list, &pairs)
     }
 
-    /// `/api/widgets/{id}`, `/api/todos/{id}`.
-    fn item<T: Stored>(
+    /// Check 8: the handler of the route, with the item's id (check 4) and
+    /// the list query (check 6) it takes.
+    fn run(
         &self,
+        route: Route<'_>,
         req: &mut Request<'_>,
-        id: &str,
-        query: &Query,
+        id: u64,
+        list: Option<ListQuery>,
+        pairs: &[(String, String)],
     ) -> Result<Response, ApiError> {
-        if let Some(failed) = faults::check(self.faults.as_ref(), req, query)? {
-            return Ok(failed);
-        }
-        let id = parse_decimal(id)
-            .filter(|id| (1..=MAX_SAFE_INTEGER).contains(id))
-            .ok_or_else(|| {
-                ApiError::not_found(format!(
-                    "'{id}' is not a {} id: ids are positive integers like 1 or 42",
-                    T::KIND
-                ))
-            })?;
-        if let Some(answered) = prepare(req, ITEM, query)? {
-            return Ok(answered);
-        }
-        match req.method {
-            Method::Put => self.update::<T>(req, id, false),
-            Method::Patch => self.update::<T>(req, id, true),
-            Method::Delete => self.delete::<T>(req, id),
-            _ => self.get::<T>(req, id),
+        match route {
+            Route::Home => self.home(req),
+            Route::Index => Ok(index::index()),
+            Route::Health => self.health(),
+            Route::OpenApi => self.openapi(req),
+            Route::List(Kind::Todos) => self.list::<Todo>(req, list),
+            Route::List(Kind::Widgets) => self.list::<Widget>(req, list),
+            Route::Create(Kind::Todos) => self.create::<Todo>(req),
+            Route::Create(Kind::Widgets) => self.create::<Widget>(req),
+            Route::Reset(Kind::Todos) => self.reset::<Todo>(),
+            Route::Reset(Kind::Widgets) => self.reset::<Widget>(),
+            Route::Get(Kind::Todos) => self.get::<Todo>(req, id),
+            Route::Get(Kind::Widgets) => self.get::<Widget>(req, id),
+            Route::Update(Kind::Todos) => self.update::<Todo>(req, id, false),
+            Route::Update(Kind::Widgets) => self.update::<Widget>(req, id, false),
+            Route::Patch(Kind::Todos) => self.update::<Todo>(req, id, true),
+            Route::Patch(Kind::Widgets) => self.update::<Widget>(req, id, true),
+            Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
+            Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
+            Route::Requests | Route::ClearRequests | Route::Request(_) => {
+                self.admin(route, req, pairs)
+            }
         }
     }
 
     /// `GET /api/{collection}`: the items the query selects (every item,
     /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link`
     /// for a `_page` query.
-    fn list<T: Stored>(&self, req: &Request<'_>, query: &ListQuery) -> Result<Response, ApiError> {
-        let Listed { rendered, total } = self.store.list::<T>(query)?;
+    fn list<T: Stored>(
+        &self,
+        req: &Request<'_>,
+        query: Option<ListQuery>,
+    ) -> Result<Response, ApiError> {
+        let query = query.unwrap_or_default();
+        let Listed { rendered, total } = self.store.list::<T>(&query)?;
         if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
@@ -322,16 +407,14 @@ impl App {
     fn create<T: Stored>(&self, req: &mut Request<'_>) -> Result<Response, ApiError> {
         let new = T::parse_new(req.fields(false, T::EXAMPLE)?)?;
         let item = self.store.create::<T>(new)?;
-        let mut location = String::with_capacity(40);
-        for part in [
-            "/api/",
-            T::COLLECTION,
-            "/",
-            itoa::Buffer::new().format(item.id()),
-        ] {
-            location.push_str(part);
-        }
+        let location = format!("/api/{}/{}", T::COLLECTION, item.id());
         Ok(json(201, render(&item)?).with_header("Location", location))
+    }
+
+    /// `DELETE /api/{collection}` with `--allow-reset`: every item gone.
+    fn reset<T: Stored>(&self) -> Result<Response, ApiError> {
+        self.store.clear::<T>()?;
+        Ok(Response::empty(204))
     }
 
     /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
@@ -375,164 +458,64 @@ impl App {
         }
         Ok(Response::empty(204))
     }
+}
 
-    /// With `--auth-token`: 401 unless `Authorization: Bearer TOKEN`. The
-    /// comparison takes the same time wherever the tokens differ, so the
-    /// time taken does not tell how much of a guessed token was right.
-    fn authorize(&self, req: &Request<'_>) -> Result<(), ApiError> {
-        let Some(expected) = &self.options.auth_token else {
-            return Ok(());
-        };
-        let sent = req.header("Authorization").and_then(|value| {
-            let (scheme, token) = value.trim().split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("Bearer")
-                .then_some(token.trim_start())
-        });
-        let Some(sent) = sent else {
-            return Err(ApiError::Unauthorized {
-                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
-                    .into(),
-            });
-        };
-        let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
-        let mut differ = a.len() ^ b.len();
-        for i in 0..a.len().max(b.len()) {
-            differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
+/// Check 4: an item's id, in the path of `collection`: a positive integer
+/// in decimal digits, else 404.
+fn item_id(collection: &str, id: &str) -> Result<u64, ApiError> {
+    match parse_decimal(id) {
+        Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
+        _ => Err(ApiError::not_found(format!(
+            "'{id}' is not a {} id: ids are positive integers like 1 or 42",
+            collection.trim_end_matches('s')
+        ))),
+    }
+}
+
+/// Check 5: the 405 for a method the path does not take.
+fn not_allowed(req: &Request<'_>, segments: &[&str], allow: &str) -> ApiError {
+    let hint = match segments {
+        ["api", collection] if matches!(req.method, Method::Delete) => {
+            let kind = collection.trim_end_matches('s');
+            Some(format!(
+                "DELETE /api/{collection} (every {kind} at once) needs the server started with \
+                 --allow-reset; to delete one {kind}, DELETE /api/{collection}/{{id}}"
+            ))
         }
-        if differ != 0 {
-            return Err(ApiError::Unauthorized {
-                detail: "the bearer token is wrong".into(),
-            });
-        }
-        Ok(())
+        _ => None,
+    };
+    ApiError::MethodNotAllowed {
+        method: req.method_name.to_string(),
+        allow: allow.to_string(),
+        hint,
     }
-}
-
-/// Checks 3 to 6 of the module comment for a path that takes no list
-/// query; `Some` when they answer the request already (`OPTIONS`).
-fn prepare(
-    req: &Request<'_>,
-    methods: &[Method],
-    query: &Query,
-) -> Result<Option<Response>, ApiError> {
-    if let Some(answered) = check_method_and_query(req, methods, query)? {
-        return Ok(Some(answered));
-    }
-    req.check_accept()?;
-    Ok(None)
-}
-
-/// Checks 3 to 5 of the module comment for a path that takes no list
-/// query; `Some` when they answer the request already (`OPTIONS`).
-fn check_method_and_query(
-    req: &Request<'_>,
-    methods: &[Method],
-    query: &Query,
-) -> Result<Option<Response>, ApiError> {
-    if let Some(answered) = check_method(req, methods) {
-        return answered.map(Some);
-    }
-    // A path that takes no query takes no parameter but `_delay` and the
-    // cache-buster `_`.
-    delay(query)?;
-    let pairs = query.as_ref().map_err(Clone::clone)?;
-    let other = pairs
-        .iter()
-        .find(|(name, _)| name != "_delay" && name != "_");
-    if let Some((name, _)) = other {
-        return Err(ApiError::BadRequest {
-            detail: format!(
-                "unknown query parameter '{name}': this path takes no query parameters"
-            ),
-            hint: Some("remove the query string".into()),
-        });
-    }
-    if req.method == Method::Options {
-        return Ok(Some(options(methods)));
-    }
-    Ok(None)
-}
-
-/// Checks 3 and 4: `Some` with 405 for a method the path does not take,
-/// or with the answer to a CORS preflight.
-fn check_method(req: &Request<'_>, methods: &[Method]) -> Option<Result<Response, ApiError>> {
-    if req.is_preflight() {
-        return Some(Ok(options(methods)));
-    }
-    let known = req.method == Method::Options || methods.contains(&req.method);
-    (!known).then(|| {
-        Err(ApiError::MethodNotAllowed {
-            method: req.method_name.to_string(),
-            allow: allow(methods),
-            hint: None,
-        })
-    })
 }
 
 /// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
-fn options(methods: &[Method]) -> Response {
-    Response::empty(204).with_header("Allow", allow(methods))
-}
-
-/// The `Allow` field value for a path's methods.
-fn allow(methods: &[Method]) -> &'static str {
-    match methods.len() {
-        2 => "GET, HEAD, OPTIONS",
-        3 if methods.contains(&Method::Delete) => "GET, HEAD, DELETE, OPTIONS",
-        3 => "GET, HEAD, POST, OPTIONS",
-        4 => "GET, HEAD, POST, DELETE, OPTIONS",
-        _ => "GET, HEAD, PUT, PATCH, DELETE, OPTIONS",
-    }
+fn options(allow: &str) -> Response {
+    Response::empty(204).with_header("Allow", allow.to_string())
 }
 
 /// The path's segments, for the routing table. One trailing slash is
 /// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
 /// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
 /// (`*`) has none. No route has more than three segments, so at most four
-/// are kept (a fourth one only says that there are more): an array, not a
-/// `Vec`, since this runs for every request.
+/// are kept (a fourth one only says that there are more).
 fn segments(path: &str) -> ([&str; 4], usize) {
-    let path = if path.starts_with('/') {
-        path
-    } else {
-        let rest = path.split_once("://").map(|(_, rest)| rest);
-        rest.map_or(path, |rest| {
-            rest.find('/').map_or("", |slash| &rest[slash..])
-        })
+    let path = match path.split_once("://") {
+        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
+        _ => path,
     };
     let mut parts = [""; 4];
     let mut count = 0;
     if let Some(path) = path.strip_prefix('/') {
-        for (part, segment) in parts
-            .iter_mut()
-            .zip(path.strip_suffix('/').unwrap_or(path).split('/'))
-        {
+        let path = path.strip_suffix('/').unwrap_or(path);
+        for (part, segment) in parts.iter_mut().zip(path.split('/')) {
             *part = segment;
             count += 1;
         }
     }
     (parts, count)
-}
-
-/// The `_delay` parameter of an `/api` request: milliseconds, 0 to
-/// 10,000, at most once. `None` when absent.
-fn delay(query: &Query) -> Result<Option<Duration>, ApiError> {
-    let mut delay = None;
-    for (name, value) in query.as_ref().map_err(Clone::clone)? {
-        if name != "_delay" {
-            continue;
-        }
-        if delay.is_some() {
-            return Err(repeated("_delay"));
-        }
-        let ms = parse_decimal(value).filter(|ms| *ms <= MAX_DELAY_MS);
-        let why = || format!("'{value}' is not a number of milliseconds from 0 to {MAX_DELAY_MS}");
-        delay = Some(Duration::from_millis(
-            ms.ok_or_else(|| bad("_delay", why()))?,
-        ));
-    }
-    Ok(delay)
 }
 
 /// A JSON response with the representation's entity tag.

@@ -29,21 +29,16 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Serialize, Serializer};
 use time::OffsetDateTime;
 
-use super::{App, INDEX, Query, check_method, delay, index, options, prepare};
+use super::{App, Route};
 use crate::config::MAX_RECORD;
 use crate::error::ApiError;
-use crate::http::{Method, PROBLEM_JSON, Request, Response, instance_member};
+use crate::http::{Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member};
 use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
 use crate::model::spelling;
-use crate::transport::access_log::TIMESTAMP;
-use crate::transport::lock;
 
 /// The most bytes the entries may take in all, as [`Entry::cost`] counts.
 pub const BUDGET: usize = 64 << 20;
-
-/// The methods of `/_admin/requests` (for `Allow`).
-const REQUESTS: &[Method] = &[Method::Get, Method::Head, Method::Delete];
 
 /// The query parameters of `GET /_admin/requests`.
 const FILTERS: &[&str] = &["method", "path", "status", "since", "limit"];
@@ -233,7 +228,7 @@ fn body_size(req: &Request<'_>, response: &Response) -> usize {
 
 /// The filters of `GET /_admin/requests`; each one given must match.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Filter {
+pub(super) struct Filter {
     method: Option<String>,
     path: Option<String>,
     status: Option<u16>,
@@ -245,7 +240,7 @@ impl Filter {
     /// The filters of a query. Unknown, repeated, empty or malformed
     /// parameters are 400, naming the parameter. `_` (a cache-buster) is
     /// ignored, and `_delay` is checked and ignored, as on every path.
-    fn parse(pairs: &[(String, String)]) -> Result<Filter, ApiError> {
+    pub(super) fn parse(pairs: &[(String, String)]) -> Result<Filter, ApiError> {
         let mut filter = Filter::default();
         let mut seen: Vec<&str> = Vec::new();
         for (name, value) in pairs {
@@ -310,70 +305,44 @@ fn unknown(name: &str) -> ApiError {
 }
 
 impl App {
-    /// `/_admin/...`: the journal's endpoints (the module comment). Off,
-    /// `/_admin/requests` is 404 with a hint saying how to turn it on.
+    /// The journal's routes, once `mod.rs` has checked the path, the
+    /// token, the method, the query and `Accept`. Only served with
+    /// `--record`.
     pub(super) fn admin(
         &self,
+        route: Route<'_>,
         req: &Request<'_>,
-        segments: &[&str],
-        query: &Query,
+        pairs: &[(String, String)],
     ) -> Result<Response, ApiError> {
         let Some(recorder) = &self.recorder else {
-            if segments.get(1) == Some(&"requests") {
-                return Err(ApiError::NotFound {
-                    detail: format!("no resource at {}: the request journal is off", req.path()),
-                    hint: Some(
-                        "start the server with --record N to keep the last N requests".into(),
-                    ),
-                });
-            }
-            return Err(index::no_route(req.target, segments));
+            return Err(ApiError::Internal);
         };
-        if req.method != Method::Options {
-            self.authorize(req)?;
-        }
-        match segments {
-            ["_admin", "requests"] => requests(recorder, req, query),
-            ["_admin", "requests", id] => request(recorder, req, id, query),
-            _ => Err(index::no_route(req.target, segments)),
+        match route {
+            Route::ClearRequests => {
+                recorder.clear();
+                Ok(Response::empty(204))
+            }
+            Route::Request(id) => request(recorder, id),
+            _ => requests(recorder, req, pairs),
         }
     }
 }
 
-/// `/_admin/requests`: GET and HEAD list the entries the filters select,
-/// newest first, with `X-Total-Count`; DELETE empties the journal.
-fn requests(recorder: &Recorder, req: &Request<'_>, query: &Query) -> Result<Response, ApiError> {
-    if let Some(answered) = check_method(req, REQUESTS) {
-        return answered;
-    }
-    if req.method == Method::Delete {
-        if let Some(answered) = prepare(req, REQUESTS, query)? {
-            return Ok(answered);
-        }
-        recorder.clear();
-        return Ok(Response::empty(204));
-    }
-    delay(query)?;
-    let filter = Filter::parse(query.as_ref().map_err(Clone::clone)?)?;
-    if req.method == Method::Options {
-        return Ok(options(REQUESTS));
-    }
-    req.check_accept()?;
+/// `GET /_admin/requests`: the entries the filters select, newest first,
+/// with `X-Total-Count`.
+fn requests(
+    recorder: &Recorder,
+    _req: &Request<'_>,
+    pairs: &[(String, String)],
+) -> Result<Response, ApiError> {
+    let filter = Filter::parse(pairs)?;
     let (entries, total) = recorder.select(&filter);
     let entries: Vec<&Entry> = entries.iter().map(|entry| &**entry).collect();
     Ok(Response::json(200, &entries).with_header("X-Total-Count", total.to_string()))
 }
 
 /// `/_admin/requests/{id}`: the newest entry with that request id.
-fn request(
-    recorder: &Recorder,
-    req: &Request<'_>,
-    id: &str,
-    query: &Query,
-) -> Result<Response, ApiError> {
-    if let Some(answered) = prepare(req, INDEX, query)? {
-        return Ok(answered);
-    }
+fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
     match recorder.find(id) {
         Some(entry) => Ok(Response::json(200, &*entry)),
         None => Err(ApiError::NotFound {
@@ -405,6 +374,15 @@ fn by_name<S: Serializer>(
 /// `duration_ms`: milliseconds, to the microsecond.
 fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
+}
+
+/// Takes the journal's lock. Each change under it is one push, pop or
+/// assignment, so a panic cannot leave it half done: a poisoned lock is
+/// taken back.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! exit status 2 before anything is served.
 
 use super::{Config, ConfigError, Given};
-use crate::http::status;
+use crate::error::error_status_line;
 
 /// `--faults` and what it turns on. Off by default.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -44,7 +44,7 @@ pub const STATUSES: &str = "a status HTTP defines from 400 to 599, such as 429, 
      (but not 405, 407 or 426)";
 
 /// The statuses that may be asked for: every client and server error
-/// status of IANA's registry (`http/status.rs`) but three, whose required
+/// status of IANA's registry (`error.rs`) but three, whose required
 /// header field would describe something this server does not do: 405
 /// (`Allow`, the path's methods, RFC 9110 section 15.5.6), 407
 /// (`Proxy-Authenticate`: it is no proxy, section 15.5.8) and 426
@@ -53,7 +53,7 @@ pub fn status(text: &str) -> Result<u16, &'static str> {
     let valid = text.len() == 3 && text.bytes().all(|b| b.is_ascii_digit());
     let status: u16 = text.parse().ok().filter(|_| valid).ok_or(STATUSES)?;
     let allowed = (400..=599).contains(&status)
-        && status::error(status).is_some()
+        && error_status_line(status).is_some()
         && !matches!(status, 405 | 407 | 426);
     allowed.then_some(status).ok_or(STATUSES)
 }

@@ -31,88 +31,14 @@ use crate::model::{Fields, Members};
 
 pub mod conditional;
 mod form;
+mod negotiation;
 mod problem;
-pub mod status;
+mod query;
 pub use form::decode_form;
+pub use negotiation::{accepts_json, names_json, prefers_html};
 pub(crate) use problem::instance_member;
-
-/// Whether an `Accept` value admits a JSON response: it names `*/*`,
-/// `application/*`, `application/json` or `application/problem+json` with
-/// a q-value above 0. Blank counts as absent.
-pub fn accepts_json(accept: &str) -> bool {
-    if accept.trim().is_empty() {
-        return true;
-    }
-    ranges(accept).any(|(media, q)| {
-        let served = matches!(
-            media.as_str(),
-            "*/*" | "application/*" | "application/json" | "application/problem+json"
-        );
-        served && q > 0.0
-    })
-}
-
-/// Whether `Accept` names `application/json` itself with a q-value above
-/// 0, as a JSON client's library does (react-admin's `fetchJson` sends
-/// `Accept: application/json`); `*/*` or `application/*` alone is not
-/// asking for JSON by name.
-pub fn names_json(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return false;
-    };
-    ranges(accept).any(|(media, q)| media == "application/json" && q > 0.0)
-}
-
-/// Whether `Accept` prefers HTML to JSON: `text/html` gets a higher
-/// q-value than `application/json`, each weighed by the most specific
-/// range that matches it (section 12.5.1: `text/html` before `text/*`
-/// before `*/*`). A browser's `text/html,...,*/*;q=0.8` does; curl's
-/// `*/*`, no `Accept`, or a tie does not.
-pub fn prefers_html(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return false;
-    };
-    quality(accept, "text", "html") > quality(accept, "application", "json")
-}
-
-/// The q-value `accept` gives to the media type `kind/subtype`: that of
-/// the most specific range matching it, or 0 when none does.
-fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
-    let exact = format!("{kind}/{subtype}");
-    let any_subtype = format!("{kind}/*");
-    let mut best: Option<(u8, f32)> = None;
-    for (media, q) in ranges(accept) {
-        let specificity = if media == exact {
-            3
-        } else if media == any_subtype {
-            2
-        } else if media == "*/*" {
-            1
-        } else {
-            continue;
-        };
-        if best.is_none_or(|(most, _)| specificity > most) {
-            best = Some((specificity, q));
-        }
-    }
-    best.map_or(0.0, |(_, q)| q)
-}
-
-/// The media ranges of an `Accept` value, lowercased, each with its
-/// q-value: 1 when absent, 0 when malformed.
-fn ranges(accept: &str) -> impl Iterator<Item = (String, f32)> + '_ {
-    accept.split(',').map(|range| {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-        let q = parts
-            .filter_map(|param| param.split_once('='))
-            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
-            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok())
-            .filter(|q| (0.0..=1.0).contains(q))
-            .unwrap_or(0.0);
-        (media, q)
-    })
-}
+pub(crate) use query::percent_decode;
+pub use query::query_pairs;
 
 /// The methods this server tells apart; everything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +99,27 @@ pub const READ_HEADERS: &[&str] = &[
     "X-Request-Id",
 ];
 
+/// What answers requests: where the application and the transport meet.
+/// The application is one; in tests, anything (a closure is a handler).
+pub trait Handler: Send + Sync + 'static {
+    /// The response to `request`.
+    fn handle(&self, request: &mut Request<'_>) -> Response;
+
+    /// The response when the transport refuses `request` itself, instead
+    /// of [`Handler::handle`]: framing it cannot trust (400, 501), or
+    /// `handle` panicked (500). The application adds what every response
+    /// carries.
+    fn refuse(&self, _request: &Request<'_>, error: ApiError) -> Response {
+        Response::from(error)
+    }
+}
+
+impl<F: Fn(&mut Request<'_>) -> Response + Send + Sync + 'static> Handler for F {
+    fn handle(&self, request: &mut Request<'_>) -> Response {
+        self(request)
+    }
+}
+
 /// One request as the application sees it.
 pub struct Request<'a> {
     pub method: Method,
@@ -197,16 +144,18 @@ pub struct Request<'a> {
 impl<'a> Request<'a> {
     /// A header field's value (one of [`READ_HEADERS`]), by name in any case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        let field = self
-            .headers
-            .iter()
-            .find(|(f, _)| f.eq_ignore_ascii_case(name));
-        field.map(|(_, value)| value.as_str())
+        for (field, value) in &self.headers {
+            if field.eq_ignore_ascii_case(name) {
+                return Some(value);
+            }
+        }
+        None
     }
 
     /// A CORS preflight: `OPTIONS` with `Access-Control-Request-Method`.
     pub fn is_preflight(&self) -> bool {
-        self.method == Method::Options && self.header("Access-Control-Request-Method").is_some()
+        matches!(self.method, Method::Options)
+            && self.header("Access-Control-Request-Method").is_some()
     }
 
     /// The path and the query (empty when there is none), split at the
@@ -388,62 +337,11 @@ pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
     ))
 }
 
-/// The parameters of a query, in order, decoded as
-/// `application/x-www-form-urlencoded` (the WHATWG URL standard, section 5:
-/// what a browser sends for a form submitted by GET). `&` separates pairs
-/// and the first `=` a name from its value; empty pairs (`a=1&&b=2`, a bare
-/// `?`) are skipped, and a name without `=` has an empty value. As for form
-/// bodies, and unlike the standard's lenient parser, a bad escape is 400
-/// naming the parameter: a filter must never match text the client did not
-/// send.
-pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
-    let mut pairs = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let bad = |name: &str, why: &str| ApiError::BadRequest {
-            detail: format!("bad query parameter '{name}': {why}"),
-            hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'".into()),
-        };
-        // A name that does not decode is shown as sent.
-        let name = percent_decode(name).map_err(|why| bad(name, why))?;
-        let value = percent_decode(value).map_err(|why| bad(&name, why))?;
-        pairs.push((name, value));
-    }
-    Ok(pairs)
-}
-
-/// Decodes one name or value: `+` is a space and `%XX` the byte with hex
-/// value XX. Every `%` must start such an escape, and the bytes must be
-/// UTF-8.
-pub(crate) fn percent_decode(part: &str) -> Result<String, &'static str> {
-    let bytes = part.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                // Checked digit by digit: `from_str_radix` alone takes "+1".
-                let byte = bytes
-                    .get(i + 1..i + 3)
-                    .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
-                    .and_then(|hex| std::str::from_utf8(hex).ok())
-                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                    .ok_or("'%' must be followed by two hex digits")?;
-                decoded.push(byte);
-                i += 3;
-            }
-            b'+' => {
-                decoded.push(b' ');
-                i += 1;
-            }
-            byte => {
-                decoded.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(decoded).map_err(|_| "the decoded text is not UTF-8")
-}
+/// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
+/// 3339 with milliseconds; the request journal's `time` too).
+pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros::format_description!(
+    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+);
 
 pub const JSON: &str = "application/json";
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -577,14 +475,14 @@ impl Response {
 
 /// The status code and reason phrase (RFC 9110 section 15) of each status
 /// we send, as the status line carries them (RFC 9112 section 4): those of
-/// a request that succeeds here, every error status in `status.rs`.
+/// a request that succeeds here, every error status in `error.rs`.
 pub fn status_text(status: u16) -> &'static str {
     match status {
         200 => "200 OK",
         201 => "201 Created",
         204 => "204 No Content",
         304 => "304 Not Modified",
-        _ => status::error(status).unwrap_or("500 Internal Server Error"),
+        _ => crate::error::error_status_line(status).unwrap_or("500 Internal Server Error"),
     }
 }
 

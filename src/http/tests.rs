@@ -266,7 +266,7 @@ fn no_content_has_neither_length_nor_type() {
 fn problem_has_rfc_9457_members_and_allow() {
     let response = Response::from(ApiError::MethodNotAllowed {
         method: "PUT".into(),
-        allow: "GET, HEAD",
+        allow: "GET, HEAD".into(),
         hint: None,
     });
     assert_eq!(response.status, 405);

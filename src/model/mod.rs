@@ -70,7 +70,7 @@ impl<'de> Deserialize<'de> for Members {
 /// Ids in paths, and integers in forms and queries.
 pub fn parse_decimal(text: &str) -> Option<u64> {
     let canonical = !text.is_empty()
-        && text.bytes().all(|b| b.is_ascii_digit())
+        && text.as_bytes().iter().all(u8::is_ascii_digit)
         && !(text.len() > 1 && text.starts_with('0'));
     if canonical { text.parse().ok() } else { None }
 }

@@ -38,12 +38,12 @@ pub const ORDERS_MAX: usize = 4;
 
 /// The orders kept of sorted reads, oldest first.
 #[derive(Debug, Default)]
-pub struct Orders(Vec<Order>);
+pub struct Orders(pub(super) Vec<Order>);
 
 /// A sort (field indexes, and whether each is descending), and every id
 /// in its order.
 #[derive(Debug)]
-struct Order {
+pub(super) struct Order {
     sort: Vec<(usize, bool)>,
     ids: Vec<u64>,
 }

@@ -132,20 +132,7 @@ pub fn entity_tag(bytes: &[u8]) -> String {
     use std::hash::Hasher;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     hasher.write(bytes);
-    let (length, hash) = (bytes.len() as u64, hasher.finish());
-    let hex = |n: u64, digits: u32| {
-        (0..digits)
-            .rev()
-            .map(move |i| char::from(b"0123456789abcdef"[(n >> (4 * i) & 0xf) as usize]))
-    };
-    let length_digits = (u64::BITS - length.leading_zeros()).div_ceil(4).max(1);
-    let mut tag = String::with_capacity(36);
-    tag.push('"');
-    tag.extend(hex(length, length_digits));
-    tag.push('-');
-    tag.extend(hex(hash, 16));
-    tag.push('"');
-    tag
+    format!("\"{:x}-{:016x}\"", bytes.len(), hasher.finish())
 }
 
 /// Both collections, the per-collection item limit, and with `--data` the
@@ -234,7 +221,7 @@ impl<T: Resource> Collection<T> {
     /// list, and the sorted orders, are dropped.
     fn changed(&mut self, id: Option<u64>) {
         self.listed = None;
-        self.orders = list::Orders::default();
+        self.orders.0.clear();
         match id {
             Some(id) => drop(self.rendered.remove(&id)),
             None => self.rendered.clear(),

@@ -46,8 +46,7 @@ use std::time::{Duration, Instant};
 use socket2::Socket;
 
 use super::capacity::Capacity;
-use super::connection::Connection;
-use super::workers::Workers;
+use super::connection::{Shared, serve_connection};
 use super::{Settings, capacity, lock};
 use crate::health::Health;
 
@@ -100,7 +99,7 @@ pub(crate) struct Accepting {
     /// Our handle on the listening socket, for `stop` to shut it down.
     listener: Socket,
     pub capacity: Arc<Capacity>,
-    pub workers: Arc<Workers<tiny_http::Request>>,
+    shared: Arc<Shared>,
     pool: Arc<Pool>,
     health: Arc<Health>,
     /// How long a connection may read one request head before it is stuck,
@@ -108,8 +107,6 @@ pub(crate) struct Accepting {
     stuck_after: Duration,
     stuck_for: Duration,
     stopping: AtomicBool,
-    /// `Settings::may_leave_unanswered`, for each new connection.
-    every_verdict: bool,
     /// Why the server stopped, when it was not asked to.
     failure: Mutex<Option<Failed>>,
 }
@@ -118,7 +115,7 @@ pub(crate) struct Accepting {
 pub(crate) fn start(
     listener: TcpListener,
     settings: &Settings,
-    workers: Arc<Workers<tiny_http::Request>>,
+    shared: Arc<Shared>,
     health: Arc<Health>,
 ) -> io::Result<(Arc<Accepting>, JoinHandle<()>)> {
     let tls = match &settings.tls {
@@ -137,13 +134,12 @@ pub(crate) fn start(
     let accepting = Arc::new(Accepting {
         listener: Socket::from(listener),
         capacity: Arc::new(Capacity::new(max)),
-        workers,
+        shared,
         pool: Arc::default(),
         health,
         stuck_after: read_timeout + read_timeout.min(STUCK_MARGIN),
         stuck_for: read_timeout.min(STUCK_FOR),
         stopping: AtomicBool::new(false),
-        every_verdict: settings.may_leave_unanswered,
         failure: Mutex::new(None),
     });
     let acceptor = {
@@ -187,7 +183,8 @@ impl Accepting {
         self.stopping.load(Ordering::SeqCst)
     }
 
-    /// Stops accepting, and the workers' reading (see `Workers::stop`).
+    /// Stops accepting; the connections' responses say `Connection:
+    /// close` from now on, and delays are cut short.
     pub fn stop(&self) {
         if self.stopping.swap(true, Ordering::SeqCst) {
             return;
@@ -197,7 +194,7 @@ impl Accepting {
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
             log::warn!("cannot shut down the listening socket: {err}");
         }
-        self.workers.stop();
+        self.shared.stop();
         self.pool.stop();
     }
 
@@ -245,10 +242,10 @@ impl Accepting {
             let err = match accepted {
                 Ok(Some(client)) => {
                     failing = None;
-                    let (secure, slot) = (client.secure(), capacity.take());
-                    let conn = Arc::new(Connection::new(secure, slot, self.every_verdict));
-                    let workers = Arc::clone(&self.workers);
-                    match self.pool.run(Box::new(move || workers.read(conn, client))) {
+                    let slot = capacity.take();
+                    let shared = Arc::clone(&self.shared);
+                    let serve = move || serve_connection(&shared, client, slot);
+                    match self.pool.run(Box::new(serve)) {
                         Ok(()) => continue,
                         // The connection was dropped, which closed it.
                         Err(err) => io::Error::new(

@@ -19,8 +19,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::lock;
+use crate::http::TIMESTAMP;
 use time::OffsetDateTime;
-use time::format_description::FormatItem;
 
 /// How often buffered lines are written out.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
@@ -143,12 +143,6 @@ fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: System
         micros % 1000
     ));
 }
-
-/// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC 3339 with
-/// milliseconds; the request journal's `time` too).
-pub(crate) const TIMESTAMP: &[FormatItem<'_>] = time::macros::format_description!(
-    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-);
 
 #[cfg(test)]
 mod tests {

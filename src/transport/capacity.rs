@@ -8,16 +8,16 @@
 //! one closes. So no flood of connections can exhaust the descriptors, and
 //! the memory of the connections is bounded by the cap.
 //!
-//! A connection holds its [`Slot`] until its last response is written, and
-//! marks the slot while its thread is inside the HTTP library reading a
-//! request head. An honest request head comes within moments of its first
+//! A connection holds its [`Slot`] until it closes, and the slot's clock
+//! says whether its thread is serving a request or waiting inside the
+//! HTTP library for a request head, and since when. An honest request head comes within moments of its first
 //! byte, and an idle connection is closed after the read timeout; a thread
 //! that has been reading one head for far longer is **stuck**: a client
 //! trickling its head a byte at a time (the library has no deadline for a
 //! whole head), or a request line with `HTTP/2.0`, on which the library
 //! deadlocks for good. Nothing in the library's public API can free such a
 //! thread. [`Capacity::stuck`] counts them, for the server's watchdog
-//! (`server.rs`) to report and, when they hold the capacity, to give up.
+//! (`accept.rs`) to report and, when they hold the capacity, to give up.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -47,8 +47,11 @@ pub fn descriptor_limit() -> u64 {
     rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
 }
 
-/// "Not reading a request head", in a slot's clock.
-const NOT_READING: u64 = u64::MAX;
+/// A slot's clock while its connection is serving a request: between the
+/// moment tiny_http hands over a head and the moment the response is
+/// written. Any other value is when the connection's thread began waiting
+/// in tiny_http for the next head (milliseconds since the server started).
+pub(crate) const SERVING: u64 = u64::MAX;
 
 /// The open connections, at most `max` of them.
 pub struct Capacity {
@@ -62,10 +65,9 @@ pub struct Capacity {
 
 #[derive(Default)]
 struct Open {
-    /// One clock per slot in use (`None` when free): when its thread
-    /// started reading a request head, or [`NOT_READING`].
-    reading: Vec<Option<Arc<AtomicU64>>>,
-    /// Indexes of free entries in `reading`.
+    /// The clock of each slot in use (`None` when free).
+    clocks: Vec<Option<Arc<AtomicU64>>>,
+    /// Indexes of free entries in `clocks`.
     free: Vec<usize>,
     count: usize,
 }
@@ -74,7 +76,12 @@ struct Open {
 pub struct Slot {
     capacity: Arc<Capacity>,
     index: usize,
-    reading: Arc<AtomicU64>,
+    /// [`SERVING`], or since when the connection's thread waits in
+    /// tiny_http for a request head: the connection's thread sets it, the
+    /// watchdog and the stop read it.
+    clock: Arc<AtomicU64>,
+    /// The capacity's `started`, for the clock.
+    started: Instant,
 }
 
 impl Capacity {
@@ -112,43 +119,55 @@ impl Capacity {
         true
     }
 
-    /// Takes a slot for a connection just accepted. The accept loop waits
-    /// for room first, so this may exceed the cap only by the connection
-    /// accepted meanwhile (there is one accept loop).
+    /// Takes a slot for a connection just accepted, its thread about to
+    /// read the first head. The accept loop waits for room first, so this
+    /// may exceed the cap only by the connection accepted meanwhile (there
+    /// is one accept loop).
     pub fn take(self: &Arc<Self>) -> Slot {
-        let reading = Arc::new(AtomicU64::new(NOT_READING));
+        let clock = Arc::new(AtomicU64::new(self.now()));
         let mut open = lock(&self.open);
         open.count += 1;
         let index = match open.free.pop() {
             Some(index) => {
-                open.reading[index] = Some(Arc::clone(&reading));
+                open.clocks[index] = Some(Arc::clone(&clock));
                 index
             }
             None => {
-                open.reading.push(Some(Arc::clone(&reading)));
-                open.reading.len() - 1
+                open.clocks.push(Some(Arc::clone(&clock)));
+                open.clocks.len() - 1
             }
         };
         Slot {
             capacity: Arc::clone(self),
             index,
-            reading,
+            clock,
+            started: self.started,
         }
     }
 
-    /// Waits until no connection is open, or until `deadline`; `true` if
-    /// none is.
-    pub fn wait_until_empty(&self, deadline: Instant) -> bool {
-        let mut open = lock(&self.open);
-        while open.count > 0 {
-            let now = Instant::now();
-            if now >= deadline {
+    /// How many connections are serving a request now, from its head read
+    /// to its response written.
+    pub fn serving(&self) -> usize {
+        self.count(|clock| clock == SERVING)
+    }
+
+    /// Waits until no connection is serving a request, or until
+    /// `deadline`; `true` if none is. A connection waiting for its next
+    /// request head has nothing in flight, and is not waited for. A
+    /// request whose head arrives just as the stop looks is seen by the
+    /// second look, a moment later.
+    pub fn wait_until_idle(&self, deadline: Instant) -> bool {
+        let mut quiet_looks = 0;
+        while quiet_looks < 2 {
+            if Instant::now() >= deadline {
                 return false;
             }
-            open = self
-                .freed
-                .wait_timeout(open, deadline - now)
-                .map_or_else(|poisoned| poisoned.into_inner().0, |(guard, _)| guard);
+            if self.serving() == 0 {
+                quiet_looks += 1;
+            } else {
+                quiet_looks = 0;
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
         true
     }
@@ -158,38 +177,41 @@ impl Capacity {
     pub fn stuck(&self, after: Duration) -> usize {
         let now = self.now();
         let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        self.count(|since| since != SERVING && now.saturating_sub(since) > after)
+    }
+
+    /// How many open connections' clocks say `which`.
+    fn count(&self, which: impl Fn(u64) -> bool) -> usize {
         lock(&self.open)
-            .reading
+            .clocks
             .iter()
             .flatten()
-            .filter(|since| {
-                let since = since.load(Ordering::Relaxed);
-                since != NOT_READING && now.saturating_sub(since) > after
-            })
+            .filter(|clock| which(clock.load(Ordering::SeqCst)))
             .count()
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(NOT_READING - 1)
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(SERVING - 1)
     }
 }
 
 impl Slot {
-    /// The connection's thread starts reading a request head.
-    pub fn reading(&self) {
-        self.reading.store(self.capacity.now(), Ordering::Relaxed);
+    /// The connection's thread has a request head: it serves the request.
+    pub(crate) fn serving(&self) {
+        self.clock.store(SERVING, Ordering::SeqCst);
     }
 
-    /// The head (or the end of the connection) has arrived.
-    pub fn done_reading(&self) {
-        self.reading.store(NOT_READING, Ordering::Relaxed);
+    /// The connection's thread waits in tiny_http for the next request head.
+    pub(crate) fn waiting(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(SERVING - 1);
+        self.clock.store(now, Ordering::SeqCst);
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut open = lock(&self.capacity.open);
-        open.reading[self.index] = None;
+        open.clocks[self.index] = None;
         open.free.push(self.index);
         open.count -= 1;
         drop(open);
@@ -221,21 +243,31 @@ mod tests {
         let c = capacity.take();
         assert_eq!(c.index, 0, "the freed entry is reused");
         drop((b, c));
-        assert!(capacity.wait_until_empty(Instant::now()));
+        assert_eq!(capacity.open(), 0);
     }
 
     #[test]
     fn a_slot_reading_a_head_for_too_long_is_stuck() {
         let capacity = Arc::new(Capacity::new(4));
-        let (a, b, _idle) = (capacity.take(), capacity.take(), capacity.take());
-        a.reading();
-        b.reading();
-        b.done_reading();
+        let (a, b) = (capacity.take(), capacity.take());
+        b.serving();
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(capacity.stuck(Duration::ZERO), 1);
         assert_eq!(capacity.stuck(Duration::from_secs(60)), 0);
-        a.done_reading();
+        a.serving();
         assert_eq!(capacity.stuck(Duration::ZERO), 0);
+    }
+
+    #[test]
+    fn the_stop_waits_only_for_connections_serving_a_request() {
+        let capacity = Arc::new(Capacity::new(4));
+        let (_idle, serving) = (capacity.take(), capacity.take());
+        serving.serving();
+        let soon = Instant::now() + Duration::from_millis(100);
+        assert!(!capacity.wait_until_idle(soon), "a request is in flight");
+        serving.waiting();
+        let later = Instant::now() + Duration::from_secs(5);
+        assert!(capacity.wait_until_idle(later), "only an idle connection");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod data_edits;
 mod ecosystem;
 mod errors;
 mod faults;
+mod framing;
 mod generate;
 mod habits;
 mod hardening;

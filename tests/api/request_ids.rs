@@ -119,7 +119,7 @@ fn responses_the_transport_makes_carry_an_id() {
     instance_matches(&big, 413);
 
     // 500: a handler that panics.
-    let handler: Arc<dyn widgets_todos::transport::Handler> =
+    let handler: Arc<dyn widgets_todos::http::Handler> =
         Arc::new(|_: &mut Request<'_>| -> Reply { panic!("on purpose") });
     let server = TestServer::with_handler(handler);
     instance_matches(&server.get("/api/todos"), 500);

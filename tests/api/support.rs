@@ -9,8 +9,9 @@ use std::time::Duration;
 use serde_json::Value;
 use widgets_todos::app::{App, Options};
 use widgets_todos::config::Config;
+use widgets_todos::http::Handler;
 use widgets_todos::store::Store;
-use widgets_todos::transport::{self, Handler, Server, Stopper};
+use widgets_todos::transport::{self, Server, Stopper};
 
 /// Every socket read in the tests gives up after this long.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,0 +1,54 @@
+//! Check 1 of `mod.rs`: with `--auth-token`, the bearer token (RFC 6750)
+//! that `/api`, and `/_admin` with the journal on, ask of every request.
+
+use super::App;
+use crate::config::Secret;
+use crate::error::ApiError;
+use crate::http::{Method, Request};
+
+impl App {
+    /// Check 1, with `--auth-token`: on `/api`, and on `/_admin` when the
+    /// journal is on, for every method but `OPTIONS` (a browser's
+    /// preflight carries no token), 401 unless `Authorization: Bearer
+    /// TOKEN`. The comparison takes the same time wherever the tokens
+    /// differ, so the time taken does not tell how much of a guessed token
+    /// was right.
+    pub(super) fn authorize(
+        &self,
+        expected: &Secret,
+        req: &Request<'_>,
+        segments: &[&str],
+    ) -> Result<(), ApiError> {
+        let guarded = match segments {
+            ["api", ..] => true,
+            ["_admin", ..] => self.recorder.is_some(),
+            _ => false,
+        };
+        if !guarded || matches!(req.method, Method::Options) {
+            return Ok(());
+        }
+        let sent = req.header("Authorization").and_then(|value| {
+            let (scheme, token) = value.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("Bearer")
+                .then_some(token.trim_start())
+        });
+        let Some(sent) = sent else {
+            return Err(ApiError::Unauthorized {
+                detail: "this server needs Authorization: Bearer <token> on /api and /_admin"
+                    .into(),
+            });
+        };
+        let (a, b) = (sent.as_bytes(), expected.expose().as_bytes());
+        let mut differ = a.len() ^ b.len();
+        for i in 0..a.len().max(b.len()) {
+            differ |= usize::from(a.get(i).unwrap_or(&0) ^ b.get(i).unwrap_or(&0));
+        }
+        if differ != 0 {
+            return Err(ApiError::Unauthorized {
+                detail: "the bearer token is wrong".into(),
+            });
+        }
+        Ok(())
+    }
+}

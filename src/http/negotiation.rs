@@ -1,0 +1,80 @@
+//! Content negotiation (RFC 9110 section 12): what an `Accept` field
+//! admits, names, or prefers.
+
+/// Whether an `Accept` value admits a JSON response: it names `*/*`,
+/// `application/*`, `application/json` or `application/problem+json` with
+/// a q-value above 0. Blank counts as absent.
+pub fn accepts_json(accept: &str) -> bool {
+    if accept.trim().is_empty() {
+        return true;
+    }
+    ranges(accept).any(|(media, q)| {
+        let served = matches!(
+            media.as_str(),
+            "*/*" | "application/*" | "application/json" | "application/problem+json"
+        );
+        served && q > 0.0
+    })
+}
+
+/// Whether `Accept` names `application/json` itself with a q-value above
+/// 0, as a JSON client's library does (react-admin's `fetchJson` sends
+/// `Accept: application/json`); `*/*` or `application/*` alone is not
+/// asking for JSON by name.
+pub fn names_json(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    ranges(accept).any(|(media, q)| media == "application/json" && q > 0.0)
+}
+
+/// Whether `Accept` prefers HTML to JSON: `text/html` gets a higher
+/// q-value than `application/json`, each weighed by the most specific
+/// range that matches it (section 12.5.1: `text/html` before `text/*`
+/// before `*/*`). A browser's `text/html,...,*/*;q=0.8` does; curl's
+/// `*/*`, no `Accept`, or a tie does not.
+pub fn prefers_html(accept: Option<&str>) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    quality(accept, "text", "html") > quality(accept, "application", "json")
+}
+
+/// The q-value `accept` gives to the media type `kind/subtype`: that of
+/// the most specific range matching it, or 0 when none does.
+fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
+    let exact = format!("{kind}/{subtype}");
+    let any_subtype = format!("{kind}/*");
+    let mut best: Option<(u8, f32)> = None;
+    for (media, q) in ranges(accept) {
+        let specificity = if media == exact {
+            3
+        } else if media == any_subtype {
+            2
+        } else if media == "*/*" {
+            1
+        } else {
+            continue;
+        };
+        if best.is_none_or(|(most, _)| specificity > most) {
+            best = Some((specificity, q));
+        }
+    }
+    best.map_or(0.0, |(_, q)| q)
+}
+
+/// The media ranges of an `Accept` value, lowercased, each with its
+/// q-value: 1 when absent, 0 when malformed.
+fn ranges(accept: &str) -> impl Iterator<Item = (String, f32)> + '_ {
+    accept.split(',').map(|range| {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = parts
+            .filter_map(|param| param.split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map_or(Some(1.0), |(_, q)| q.trim().parse::<f32>().ok())
+            .filter(|q| (0.0..=1.0).contains(q))
+            .unwrap_or(0.0);
+        (media, q)
+    })
+}
