@@ -98,10 +98,7 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(status) => return status,
     };
-    if let Err(err) = simple_logger::SimpleLogger::new()
-        .with_level(config.log_level)
-        .init()
-    {
+    if let Err(err) = widgets_todos::logging::init(config.log_level) {
         eprintln!("layer: cannot start logging: {err}");
     }
     let settings = widgets_todos::transport_settings(&config);

@@ -288,7 +288,7 @@ def odd_inputs(server, idle):
         ("10,000 headers", b"GET /api HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + b"X-A: b\r\n" * 10_000 + b"\r\n", None),
         ("deeply nested JSON", post_json(b"{\"a\": " + b"[" * 50000 + b"}"), b"400"),
         # Well-formed JSON, an integer far out of range: 422, read from its
-        # text without a float (README, "Request bodies", Integers).
+        # text without a float (docs/api.md, "Request bodies", Integers).
         ("60 kB JSON number", post_json(b"{\"userId\": " + big_number + b", \"title\": \"t\"}"), b"422"),
         ("1 MB JSON number", post_json(b"{\"userId\": " + b"1" * 1_000_000 + b"}"), b"413"),
         ("garbage bytes", bytes(range(256)) * 4 + b"\r\n\r\n", None),
@@ -481,7 +481,7 @@ def http2_flood(binary, count, read_timeout=None):
 
     tiny_http deadlocks a connection thread for good on each such line, so
     the server cannot stay healthy: the check is that it is never alive and
-    deaf for longer than the README's bound (Reference, limits and hardening). Throughout and afterwards,
+    deaf for longer than the bound of docs/limits.md. Throughout and afterwards,
     either a normal GET is answered within 1 s, or the server has exited
     with status 1 and its reason, within the bound of the moment it first
     failed to answer; and its descriptors never exceed the cap's two per
@@ -493,7 +493,7 @@ def http2_flood(binary, count, read_timeout=None):
         read_timeout = 30
     else:
         server = Server(binary, capture_stderr=True)
-    # the README's bound (Reference, limits and hardening) (transport/accept.rs, deaf_limit): read timeout, the stuck
+    # the bound of docs/limits.md (transport/accept.rs, deaf_limit): read timeout, the stuck
     # margin and the stuck period (each at most 10 s), two one-second ticks.
     bound = read_timeout + 2 * min(read_timeout, 10) + 2
     cap = min(1024, (server.nofile() - 32) // 2)

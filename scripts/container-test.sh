@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The container image (README, "Containers"), built and run with Docker as
-# the README tells users to: host networking on 127.0.0.1 only (never a
+# The container image (docs/containers.md), built and run with Docker as
+# the docs tell users to: host networking on 127.0.0.1 only (never a
 # bridge), a read-only root file system, the memory and pids limits the
-# README gives, the data on a named volume. Checks that:
+# docs give, the data on a named volume. Checks that:
 #
+# - scripts/container.sh without an engine exits 1 at once, saying how to
+#   start one;
 # - the image builds (scripts/container.sh) and is under 3 MB; it runs as
 #   65534:65534, declares /data a volume and has a health check;
 # - scripts/smoke.sh passes against the running container;
@@ -17,7 +19,11 @@
 #   starting a new one;
 # - `docker kill -s KILL` during writes loses no acknowledged write;
 # - 100,000 todos and 100,000 widgets (--max-items) fit in --memory 64m,
-#   and a header too large for it gets the server killed by the kernel.
+#   and a header too large for it gets the server killed by the kernel;
+# - without DATA_FILE, the start-up summary says to set DATA_FILE;
+# - the volume recipe of docs/containers.md works as written there (a
+#   host directory, --user, no sudo), and a directory the image's user may
+#   not write stops it with its uid and the chown that fixes it.
 #
 # It also prints the image's size, the idle RSS of the server and its
 # start-up time (from `docker run` to the first 200, the median of 3).
@@ -74,6 +80,16 @@ fail() {
     exit 1
 }
 
+# Without an engine, scripts/container.sh stops at once, with the fix.
+started=$SECONDS
+if DOCKER_HOST=unix://$tmp/no-engine.sock scripts/container.sh >"$tmp/no-engine" 2>&1; then
+    fail "scripts/container.sh without an engine exited 0"
+fi
+grep -q 'no container engine answers' "$tmp/no-engine" && grep -q 'dockerd --bridge=none --iptables=false' "$tmp/no-engine" ||
+    { cat "$tmp/no-engine"; fail "scripts/container.sh without an engine did not say how to start one"; }
+[ $((SECONDS - started)) -le 5 ] || fail "scripts/container.sh took $((SECONDS - started)) s to find no engine"
+ok "scripts/container.sh without an engine exits non-zero at once, saying how to start one"
+
 # An engine: the one running, or one of our own, stopped at the end.
 if ! docker info >/dev/null 2>&1; then
     echo "starting dockerd (no bridge, no iptables rules: host networking only)"
@@ -92,7 +108,7 @@ if ! docker info >/dev/null 2>&1; then
 fi
 echo "docker: $(docker version --format 'client {{.Client.Version}}, engine {{.Server.Version}}')"
 
-# The image, built as the README says.
+# The image, built as the docs say.
 scripts/container.sh "$tag" >"$tmp/build" 2>&1 || { cat "$tmp/build"; fail "scripts/container.sh did not build the image"; }
 ok "the image builds (scripts/container.sh)"
 size=$(docker image inspect --format '{{.Size}}' "$tag")
@@ -109,7 +125,7 @@ url=http://127.0.0.1:$port
 count=0
 
 # run [DOCKER RUN OPTIONS...] -- [SERVER ARGUMENTS...]: starts a container
-# as the README runs it, on $port; sets $name.
+# as the docs run it, on $port; sets $name.
 run() {
     count=$((count + 1))
     name=$prefix-$count
@@ -269,6 +285,9 @@ full_rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' "/proc/$(server_pid "$full")/status
 [ "$(docker inspect --format '{{.State.Running}} {{.State.OOMKilled}}' "$full")" = "true false" ] ||
     fail "100,000 todos and widgets under --memory 64m: not running" "$full"
 ok "100,000 todos and 100,000 widgets fit in --memory 64m ($full_rss)"
+docker logs "$full" 2>&1 | grep -q 'in memory only, lost at exit (to keep it: set DATA_FILE to a file on a volume' ||
+    fail "the start-up summary with DATA_FILE empty does not name DATA_FILE" "$full"
+ok "with DATA_FILE empty, the start-up summary says to set DATA_FILE"
 docker rm --force --volumes "$full" >/dev/null
 
 # A header of any size is read into memory by the HTTP library: the memory
@@ -305,6 +324,49 @@ done
 [ "$(exit_code "$readonly_run")" = 1 ] || fail "a data file at /db.json: exit status $(exit_code "$readonly_run"), not 1" "$readonly_run"
 docker logs "$readonly_run" 2>&1 | grep -q 'Read-only file system' || fail "no 'Read-only file system' in its error" "$readonly_run"
 ok "the root file system refuses writes: DATA_FILE=/db.json exits 1 with 'Read-only file system'"
+
+# 6. The volume recipe of docs/containers.md, run as written there: only
+#    the port, the container's name and the image's tag are this run's.
+recipe=$(awk '/<!-- container-test: volume recipe -->/ { marked = 1; next }
+    marked && /^```sh/ { inside = 1; next } inside && /^```/ { exit } inside { print }' docs/containers.md)
+[ -n "$recipe" ] || fail "no volume recipe in docs/containers.md"
+recipe_name=$prefix-recipe
+made+=("$recipe_name")
+recipe=$(printf '%s\n' "$recipe" | sed -e "s/widgets-todos-data/$recipe_name/g" -e "s/ widgets-todos\$/ $tag/" -e "s/8080/$port/g")
+mkdir "$tmp/recipe"
+ln -s "$PWD/scripts" "$tmp/recipe/scripts"
+(cd "$tmp/recipe" && bash -e -c "$recipe") >"$tmp/recipe.out" 2>&1 ||
+    { cat "$tmp/recipe.out"; fail "the volume recipe of docs/containers.md failed" "$recipe_name"; }
+[ "$(tail -n 1 "$tmp/recipe.out")" = '{"id":1,"userId":1,"title":"Buy milk","completed":false}' ] ||
+    { cat "$tmp/recipe.out"; fail "the volume recipe did not serve the sample data" "$recipe_name"; }
+[ "$(stat -c %u "$tmp/recipe/data/db.json.journal")" = "$(id -u)" ] ||
+    fail "the recipe's journal is not owned by $(id -u): $(ls -ln "$tmp/recipe/data")" "$recipe_name"
+docker stop --time 10 "$recipe_name" >/dev/null
+[ "$(exit_code "$recipe_name")" = 0 ] || fail "the recipe's container stopped with $(exit_code "$recipe_name")" "$recipe_name"
+ok "the volume recipe of docs/containers.md works as written, as uid $(id -u), without sudo"
+docker rm --force --volumes "$recipe_name" >/dev/null
+
+# stopped NAME: waits up to 10 s for NAME to exit.
+stopped() {
+    for _ in $(seq 100); do
+        [ "$(docker inspect --format '{{.State.Running}}' "$1")" = false ] && return 0
+        sleep 0.1
+    done
+    fail "$1 still runs after 10 s" "$1"
+}
+
+# 7. A directory the image's user may not write: its uid, and the chown.
+mkdir "$tmp/not-ours"
+cp scripts/seed.json "$tmp/not-ours/db.json"
+chmod 755 "$tmp/not-ours"
+run -v "$tmp/not-ours:/data"
+refused=$name
+stopped "$refused"
+[ "$(exit_code "$refused")" = 1 ] || fail "a directory 65534 may not write: exit status $(exit_code "$refused"), not 1" "$refused"
+docker logs "$refused" 2>&1 | grep -q 'the server runs as uid 65534, gid 65534, which may not write there: give it the directory, as root: chown -R 65534:65534 /data' ||
+    fail "a directory 65534 may not write: no uid and chown in the message" "$refused"
+ok "a data directory the server may not write: exit 1, naming uid 65534 and the chown"
+docker rm --force --volumes "$refused" >/dev/null
 
 # Start-up time, from `docker run` to the first 200: the median of 3.
 times=()

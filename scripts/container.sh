@@ -14,9 +14,30 @@
 #    registry is needed.
 #
 # Prints the image's size in bytes on its last line. Needs cargo, a running
-# Docker engine, and a GNU/Linux host (x86_64 or aarch64).
+# Docker engine (checked first: without one it exits 1 at once, saying how
+# to start one), and a GNU/Linux host (x86_64 or aarch64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# A reachable engine first: the build takes minutes, and its end is no
+# place to learn that there is nothing to build the image with.
+if ! command -v docker >/dev/null 2>&1; then
+    echo "container.sh: there is no docker command: install Docker (Debian, as root: apt-get install docker.io), start its engine, then run this again (docs/containers.md)" >&2
+    exit 1
+fi
+if ! why=$(docker info 2>&1 >/dev/null); then
+    why=$(printf '%s\n' "$why" | grep -m 1 -i 'cannot connect\|error' || printf '%s\n' "$why" | head -n 1)
+    cat >&2 <<EOF
+container.sh: no container engine answers: ${why:-docker info failed}
+Start one, then run this again (docs/containers.md, "What it needs"):
+  - with systemd, as root: systemctl start docker
+  - without systemd (a container, a CI runner), as root:
+      dockerd --bridge=none --iptables=false >/var/log/dockerd.log 2>&1 &
+    (without a bridge, run the image with --network host, as the docs do)
+  - Docker Desktop: start the application
+EOF
+    exit 1
+fi
 
 tag=${1:-widgets-todos}
 host=$(rustc -vV | sed -n 's/^host: //p')

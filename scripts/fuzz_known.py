@@ -21,7 +21,7 @@ import urllib.parse
 
 LISTS = {f"{method} /api/{collection}" for method in ("GET", "HEAD") for collection in ("todos", "widgets")}
 
-# The list query's rules that OpenAPI cannot express (README, "List
+# The list query's rules that OpenAPI cannot express (docs/queries.md, "List
 # queries"): the start of each one's 400 detail.
 COMBINATIONS = (
     "bad query parameter '_page': _page cannot be combined with _start or _end",

@@ -13,7 +13,7 @@ seeds: titles of up to 28 bytes), then:
   POST, pipelined on one connection, then reads VmRSS likewise.
 
 It prints a Markdown table and fails if the RSS after loading is more than
-1.5 times the RSS after the POSTs (the README's Reference, persistence). Both servers run
+1.5 times the RSS after the POSTs (docs/persistence.md). Both servers run
 with --threads 2 and --max-items N (at least the default 100,000); they are
 killed afterwards (no final snapshot). 127.0.0.1 only; every wait is
 bounded. Takes about a minute for the default counts on 2 cores, so it is

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # nginx in front of the release binary, with the configuration we ship
-# (scripts/nginx/widgets-todos.conf), as README's "Limits and hardening"
+# (scripts/nginx/widgets-todos.conf), as docs/limits.md, "nginx in front"
 # tells users to run it. Installs nginx (Debian's package) when missing,
 # starts the server and nginx on free ports of 127.0.0.1, then
 # scripts/proxy.py checks that nginx passes our responses unchanged and

@@ -32,7 +32,9 @@ comment on the line before its fence (blank lines between are allowed):
 
 That block gets a server of its own, started with exactly those flags (none
 at all: an empty store on the defaults) in a fresh directory holding a
-fresh copy of the seed as db.json, and stopped after it; the next block is
+fresh copy of the seed as db.json (and `scripts`, a link to the
+repository's, so that `scripts/...` works as it does in a clone), and
+stopped after it; the next block is
 back on the walk-through server. Every server runs on 127.0.0.1 with
 `--port 0` added.
 
@@ -60,6 +62,10 @@ matches every request id; and one standing bare where a value goes,
 any text on its line (`port <port>`). Nothing else is ignored: ETags are
 hashes of the body, so the same data gives the same tags.
 
+Copies of files. A block marked by `<!-- readme-test: file PATH -->` on
+the line before its fence must be exactly the file PATH of the repository
+(a script shown to be copied, which CI runs as it is).
+
 Links and repeats. Every relative link `[text](path#anchor)` must name a
 file of the repository and, for a .md file, a heading of it (GitHub's
 anchors: lower case, punctuation dropped, spaces as dashes). A paragraph
@@ -85,6 +91,7 @@ import threading
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = os.path.join(ROOT, "scripts", "seed.json")
 MARKER = re.compile(r"^<!--\s*readme-test:\s*server\b(.*?)-->\s*$")
+COPY = re.compile(r"^<!--\s*readme-test:\s*file\s+(\S+)\s*-->\s*$")
 HEADER = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*?)[ \t]*$")
 PLACEHOLDER = re.compile(r"^<[a-z][a-z0-9 -]*>$")
 # The same word inside a JSON string.
@@ -164,6 +171,8 @@ class Server:
     def __init__(self, binary, flags):
         self.dir = tempfile.mkdtemp(prefix="readme-")
         shutil.copy(SEED, os.path.join(self.dir, "db.json"))
+        # So that `scripts/...` names what it does in a clone of the repository.
+        os.symlink(os.path.join(ROOT, "scripts"), os.path.join(self.dir, "scripts"))
         self.err = open(os.path.join(self.dir, "stderr"), "w+b")
         self.proc = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", "0", *flags],
@@ -386,11 +395,39 @@ def prose(path):
     return out
 
 
+def copies(path):
+    """(line, file named, block's text) of each block marked as a copy of a
+    file of the repository."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    out, named = [], None
+    for n, line in enumerate(lines):
+        m = COPY.match(line.strip())
+        if m:
+            named = m.group(1)
+        elif line.strip().startswith("```") and named:
+            end = next((i for i in range(n + 1, len(lines)) if lines[i].strip() == "```"), len(lines))
+            out.append((n + 1, named, "\n".join(lines[n + 1:end]) + "\n"))
+            named = None
+        elif line.strip():
+            named = None
+    return out
+
+
 def check_docs(files):
-    """Problems with the links between the files, and with text said twice."""
+    """Problems with the links between the files, with text said twice, and
+    with blocks that are no longer the file they show."""
     problems, said = [], {}
     for path in files:
         rel = os.path.relpath(path, ROOT)
+        for n, named, text in copies(path):
+            try:
+                with open(os.path.join(ROOT, named), encoding="utf-8") as f:
+                    same = f.read() == text
+            except OSError:
+                same = False
+            if not same:
+                problems.append(f"{rel}:{n}: the block is not the file {named} as it is")
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")
         fence = False

@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it and as a newcomer should:
 #   format and lint checks, unit and integration tests, the files one
 #   request runs held against "Read the code" (scripts/trace.sh), then the release
-#   binary started on a free port and walked by scripts/smoke.sh, a client
+#   binary started on a free port and walked by scripts/smoke.sh, the CI
+#   recipe of docs/ci.md (scripts/ci-example.sh), a client
 #   scenario checked from the request journal (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, react-admin's json-server
 #   data provider run unchanged with Node, the abuse suite, the image
@@ -43,6 +44,10 @@ start_server "$tmp" --log-level warn
 pid=$SERVER_PID
 BASE_URL="$SERVER_URL" sh scripts/smoke.sh | tee "$tmp/smoke"
 smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
+
+echo "== the CI recipe of docs/ci.md, run as it is written"
+WIDGETS_TODOS=target/release/widgets-todos sh scripts/ci-example.sh | tee "$tmp/ci-example"
+grep -q '^ci: the server answered' "$tmp/ci-example"
 
 echo "== the request journal: a client scenario, asserted from /_admin/requests"
 sh scripts/record.sh | tee "$tmp/record"

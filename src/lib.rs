@@ -17,8 +17,8 @@
 //! # Codemap
 //!
 //! The folders are the request's path; each depends only on those below it
-//! in this table. This is the project's one codemap: the README's
-//! Architecture section points here.
+//! in this table. This is the project's one codemap: docs/code.md
+//! ("Read the code") points here.
 //!
 //! | path | owns |
 //! |---|---|
@@ -33,6 +33,8 @@
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
+//! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
+//! | `logging.rs` | the log's lines on stderr (the access log writes its own, in `transport/`) |
 //!
 //! # Read the code
 //!
@@ -87,6 +89,8 @@ pub mod error;
 pub mod health;
 pub mod healthcheck;
 pub mod http;
+pub mod import;
+pub mod logging;
 pub mod model;
 pub mod store;
 pub mod transport;

@@ -42,17 +42,25 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Ok(Command::Import { from, out }) => {
+            return match widgets_todos::import::run(&from, &out) {
+                Ok(report) => {
+                    print!("{report}");
+                    ExitCode::SUCCESS
+                }
+                Err(widgets_todos::import::Failed(why)) => {
+                    eprintln!("widgets-todos import: {why}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Err(err) => {
             eprintln!("widgets-todos: {err}");
             return ExitCode::from(2);
         }
     };
 
-    if let Err(err) = simple_logger::SimpleLogger::new()
-        .with_level(config.log_level)
-        .with_utc_timestamps()
-        .init()
-    {
+    if let Err(err) = widgets_todos::logging::init(config.log_level) {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
@@ -171,6 +179,8 @@ fn main() -> ExitCode {
         Ok(mut signals) => {
             std::thread::spawn(move || {
                 if let Some(signal) = signals.forever().next() {
+                    // The requests answered before the signal come first.
+                    widgets_todos::transport::access_log::flush();
                     log::info!(
                         "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
                     );
@@ -223,6 +233,14 @@ fn summary(config: &Config, store: &Store, url: &str, data: &Option<DataFile>) -
             format!("{} (was empty: 0 bytes): {items}", path.display())
         }
         (Some(path), _) => format!("{}: {items}", path.display()),
+        // In a container (the server is PID 1, or DATA_FILE is set but
+        // empty, as `-e DATA_FILE=` leaves it in the image) the way to keep
+        // the data is the variable; elsewhere, the file on the command line.
+        (None, _) if std::process::id() == 1 || std::env::var_os("DATA_FILE").is_some() => {
+            "in memory only, lost at exit (to keep it: set DATA_FILE to a file on a volume, \
+             such as /data/db.json)"
+                .into()
+        }
         (None, _) => "in memory only, lost at exit (to keep it: widgets-todos db.json)".into(),
     };
     let mut text = format!(

@@ -366,9 +366,7 @@ impl App {
             Route::Patch(Kind::Widgets) => self.update::<Widget>(req, id, true),
             Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
             Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
-            Route::Requests | Route::ClearRequests | Route::Request(_) => {
-                self.admin(route, pairs)
-            }
+            Route::Requests | Route::ClearRequests | Route::Request(_) => self.admin(route, pairs),
         }
     }
 

@@ -39,7 +39,9 @@ use time::OffsetDateTime;
 use super::{App, Route};
 use crate::config::MAX_RECORD;
 use crate::error::ApiError;
-use crate::http::{Body, JSON, Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member};
+use crate::http::{
+    Body, JSON, Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member,
+};
 use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
 use crate::model::spelling;

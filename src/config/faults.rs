@@ -1,5 +1,5 @@
 //! The settings of failure on purpose: `--faults`, `--fail-rate` and
-//! `--fail-status` (README, "Failure on purpose"), and the rule for which
+//! `--fail-status` (docs/testing-clients.md, "Failure on purpose"), and the rule for which
 //! statuses may be asked for, shared by `--fail-status` and a request's
 //! `_status`. Applying them to requests is `app/faults.rs`'s work; this
 //! file only reads and checks values, so a bad one stops start-up with

@@ -18,9 +18,12 @@ use std::time::Duration;
 
 use crate::model::generate::Spec;
 
+mod commands;
 pub mod faults;
+mod hints;
 mod options;
 
+use commands::{parse_healthcheck, parse_import};
 pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 use options::{OPTS, Opt, shown, switch};
 
@@ -180,6 +183,12 @@ pub enum Command {
         host: String,
         port: u16,
     },
+    /// `widgets-todos import DB.json --out DATA.json`: a json-server file
+    /// made into a data file.
+    Import {
+        from: PathBuf,
+        out: PathBuf,
+    },
     Help,
     Version,
 }
@@ -226,12 +235,18 @@ pub enum ConfigError {
     },
     /// More than one argument that is not an option.
     ExtraArgument { first: String, extra: String },
+    /// An argument that is neither an existing file nor a `.json` name
+    /// (`help`, `serve`), where the data file would be.
+    NotADataFile(String),
+    /// `import` without the file to read or the file to write.
+    ImportNeeds(&'static str),
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::UnknownFlag(flag) => write!(f, "unknown option '{flag}' (see --help)"),
+            ConfigError::UnknownFlag(flag) => f.write_str(&hints::unknown_flag(flag)),
+            ConfigError::NotADataFile(arg) => f.write_str(&hints::not_a_data_file(arg)),
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
             }
@@ -280,6 +295,10 @@ impl fmt::Display for ConfigError {
             ConfigError::ExtraArgument { first, extra } => write!(
                 f,
                 "unexpected argument '{extra}' after the data file '{first}': give one data file; options start with --"
+            ),
+            ConfigError::ImportNeeds(what) => write!(
+                f,
+                "import needs {what}: widgets-todos import db.json --out data.json"
             ),
         }
     }
@@ -336,14 +355,19 @@ pub fn parse(
             _ => {}
         }
     }
-    if args.first().is_some_and(|arg| arg == "healthcheck") {
-        return parse_healthcheck(args[1..].to_vec(), env);
+    match args.first().map(String::as_str) {
+        Some("healthcheck") => return parse_healthcheck(args[1..].to_vec(), env),
+        Some("import") => return parse_import(args[1..].to_vec()),
+        _ => {}
     }
     // The flags first, only split into options and values, so that the
     // environment is read only for the options no flag sets: a flag wins,
     // and the variable it overrides cannot stop start-up.
     let (mut flags, data_file) = split(args)?;
     if let Some(file) = data_file {
+        if !hints::is_data_file(&file) {
+            return Err(ConfigError::NotADataFile(file));
+        }
         add_data_argument(&mut flags, file, &env)?;
     }
 
@@ -516,56 +540,6 @@ fn check_cors(given: &[Given]) -> Result<(), ConfigError> {
         }),
         _ => Ok(()),
     }
-}
-
-/// The options of `widgets-todos healthcheck`: `--host` and `--port`, or
-/// `HOST` and `PORT`, as the server reads them, so that the same
-/// environment checks the server it started.
-fn parse_healthcheck(
-    args: Vec<String>,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Command, ConfigError> {
-    let (flags, argument) = split(args)?;
-    if let Some(extra) = argument {
-        return Err(ConfigError::UnknownFlag(extra));
-    }
-    if let Some(other) = flags
-        .iter()
-        .find(|given| !matches!(given.opt.flag, "--host" | "--port"))
-    {
-        return Err(ConfigError::NotForHealthcheck(other.opt.flag));
-    }
-    let mut config = Config::default();
-    for name in ["--host", "--port"] {
-        let opt = opt(name);
-        let setting = match flags.iter().find(|given| given.opt.flag == name) {
-            Some(flag) => Given {
-                opt,
-                value: flag.value.clone(),
-                by_flag: true,
-            },
-            None => match env(opt.env).filter(|value| !value.is_empty()) {
-                Some(value) => Given {
-                    opt,
-                    value,
-                    by_flag: false,
-                },
-                None => continue,
-            },
-        };
-        setting.apply(&mut config)?;
-        if config.port == 0 {
-            return Err(ConfigError::BadValue {
-                source: setting.name().to_string(),
-                value: "0".into(),
-                expected: "the port the server listens on, 1 to 65535",
-            });
-        }
-    }
-    Ok(Command::Healthcheck {
-        host: config.host,
-        port: config.port,
-    })
 }
 
 /// The option whose flag is `flag` (one of [`OPTS`]).

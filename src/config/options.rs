@@ -16,10 +16,10 @@ use crate::model::generate::parse_spec;
 /// two to the same flags and variables).
 pub const HELP: &str = "\
 widgets-todos: an HTTP/JSON server for widgets and todos under /api
-Usage: widgets-todos [OPTIONS] [DATA_FILE]   (DATA_FILE: the same as --data)
+Usage: widgets-todos [OPTIONS] [FILE.json]   (FILE.json: the same as --data)
        widgets-todos healthcheck [--host ADDR] [--port N]   (exit 0 if it is up)
-       widgets-todos --help | --version
-Options; each also reads the environment variable in [ ]; a flag wins:
+       widgets-todos import DB.json --out FILE.json   (from a json-server file)
+Options, and --help, --version; each reads the variable in [ ]; a flag wins:
   --host ADDR          address to bind [HOST] (127.0.0.1)
   --port N             port; 0 picks a free one [PORT] (8080)
   --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]

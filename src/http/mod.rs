@@ -337,7 +337,7 @@ pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
     ))
 }
 
-/// simple_logger's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
+/// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
 /// 3339 with milliseconds; the request journal's `time` too).
 pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros::format_description!(
     "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"

@@ -264,7 +264,7 @@ mod tests {
     }
 
     /// Pinned: the same seed must give the same items in every version (the
-    /// README shows these), so changing a word list or the arithmetic
+    /// docs show these), so changing a word list or the arithmetic
     /// fails here first.
     #[test]
     fn seed_7_gives_the_items_the_readme_shows() {

@@ -313,6 +313,21 @@ fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), 
     }
 }
 
+/// Whether a `_like` value reads as a regular expression rather than text
+/// to find: anchored (`^Buy`, `milk$`), or with a wildcard (`.*`, `.+`), a
+/// class (`[a-z]`), an alternative (`a|b`) or an escape (`\d`). Text such
+/// as `$10` or `v1.2` is not taken for one.
+fn looks_like_a_pattern(value: &str) -> bool {
+    value.starts_with('^')
+        || (value.ends_with('$') && value.len() > 1)
+        || [".*", ".+", ".?", "|", "\\"]
+            .iter()
+            .any(|p| value.contains(p))
+        || value
+            .find('[')
+            .is_some_and(|open| value[open..].contains(']'))
+}
+
 fn field_index<T: Queryable>(name: &str) -> Option<usize> {
     T::FIELDS.iter().position(|(field, _)| *field == name)
 }
@@ -337,7 +352,18 @@ fn operand<T: Queryable>(
 ) -> Result<Operand, ApiError> {
     let (field_name, kind) = T::FIELDS[field];
     match (kind, op) {
-        (FieldType::Text, Op::Like) => Ok(Operand::Text(value.to_lowercase())),
+        (FieldType::Text, Op::Like) => {
+            if looks_like_a_pattern(value) {
+                // json-server reads _like as a regular expression; a client
+                // written for it gets [] here, which alone says nothing.
+                log::info!(
+                    "{param}={value}: _like looks for this text as it is written, ignoring case \
+                     (not a regular expression, as in json-server): ^, $, .*, [ ], | and \\ are \
+                     matched as characters"
+                );
+            }
+            Ok(Operand::Text(value.to_lowercase()))
+        }
         (_, Op::Like) => Err(bad(
             param,
             format!("_like applies to text fields only; {field_name} is not text"),

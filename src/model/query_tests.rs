@@ -149,3 +149,21 @@ fn link_header_for_pages() {
     );
     assert!(!beyond.contains("next"), "{beyond}");
 }
+
+#[test]
+fn a_like_value_that_reads_as_a_pattern_is_told_apart_from_text() {
+    for pattern in [
+        "^Buy",
+        "milk$",
+        "b.*d",
+        "b.+",
+        "[bm]ilk",
+        "milk|bread",
+        "\\d+",
+    ] {
+        assert!(looks_like_a_pattern(pattern), "{pattern}");
+    }
+    for text in ["Buy", "$10", "v1.2", "(draft)", "50%", "a+b", "$", "[draft"] {
+        assert!(!looks_like_a_pattern(text), "{text}");
+    }
+}

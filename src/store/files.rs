@@ -93,3 +93,65 @@ pub(super) fn write_atomically(
     fs::rename(&tmp, path)?;
     sync_dir(path)
 }
+
+/// `cannot DO PATH: ERROR`, and, when the error is a permission refused,
+/// who the server runs as and the two ways out: a data directory is most
+/// often refused to a container's user (65534 in the image), whose uid a
+/// bare "Permission denied" does not name.
+pub(super) fn cannot(what: &str, path: &Path, err: &io::Error) -> String {
+    let mut message = format!("cannot {what} {}: {err}", path.display());
+    if err.kind() == io::ErrorKind::PermissionDenied {
+        // The owner of /proc/self is the process's effective user.
+        let (uid, gid) = fs::metadata("/proc/self").map_or((None, None), |meta| {
+            use std::os::unix::fs::MetadataExt;
+            (Some(meta.uid()), Some(meta.gid()))
+        });
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        if let (Some(uid), Some(gid)) = (uid, gid) {
+            message.push_str(&format!(
+                "\nthe server runs as uid {uid}, gid {gid}, which may not write there: give it \
+                 the directory, as root: chown -R {uid}:{gid} {dir}; or run the server as the \
+                 directory's owner (in a container: docker run --user \"$(id -u):$(id -g)\" ...)",
+                dir = dir.display()
+            ));
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_permission_names_the_user_and_the_chown() {
+        let err = io::Error::from(io::ErrorKind::PermissionDenied);
+        let message = cannot("open", Path::new("/data/db.json.journal"), &err);
+        use std::os::unix::fs::MetadataExt;
+        let meta = fs::metadata("/proc/self").unwrap();
+        let (uid, gid) = (meta.uid(), meta.gid());
+        assert!(
+            message.starts_with("cannot open /data/db.json.journal: "),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("the server runs as uid {uid}, gid {gid}")),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("chown -R {uid}:{gid} /data;")),
+            "{message}"
+        );
+        let other = cannot(
+            "open",
+            Path::new("db.json"),
+            &io::Error::from(io::ErrorKind::NotFound),
+        );
+        assert!(!other.contains("uid"), "{other}");
+        let here = cannot("create", Path::new("db.json"), &err);
+        assert!(here.contains(&format!("chown -R {uid}:{gid} .;")), "{here}");
+    }
+}

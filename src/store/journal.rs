@@ -56,11 +56,13 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::edits::Edits;
 use super::files::{
-    create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
+    cannot, create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
 };
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource};
@@ -93,6 +95,8 @@ pub struct Storage {
     /// Signalled when `durable` advances, `flushing` ends, the storage
     /// fails, or a compaction is due.
     changed: Condvar,
+    /// The snapshot as the server last read or wrote it (`edits.rs`).
+    edits: Edits,
 }
 
 /// The journal's state, under `Storage::log`.
@@ -160,7 +164,6 @@ impl Storage {
         compact_after: u64,
     ) -> Result<Storage, String> {
         let path = snapshot_path.as_path();
-        let shown = path.display();
         // A missing or empty (0-byte, made by hand) snapshot loads as an
         // empty store: write one that says so.
         let missing = fs::metadata(path).map_or(true, |meta| meta.len() == 0);
@@ -174,7 +177,7 @@ impl Storage {
                 todos: (0, Vec::new()),
             };
             write_atomically(path, |out| write_snapshot(out, &empty))
-                .map_err(|err| format!("cannot create {shown}: {err}"))?;
+                .map_err(|err| cannot("create", path, &err))?;
         }
 
         for leftover in [tmp_path(path), tmp_path(&journal_path)] {
@@ -187,12 +190,14 @@ impl Storage {
             .read(true)
             .append(true)
             .open(&journal_path)
-            .map_err(|err| format!("cannot open {}: {err}", journal_path.display()))?;
+            .map_err(|err| cannot("open", &journal_path, &err))?;
         for file in [path, &journal_path] {
             sync_dir(file)
                 .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
         }
+        let edits = Edits::new(&snapshot_path);
         Ok(Storage {
+            edits,
             snapshot_path,
             journal_path,
             log: Mutex::new(Log {
@@ -430,7 +435,9 @@ impl Storage {
         }
         drop(log);
 
+        self.edits.before_replacing();
         write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+        self.edits.replaced();
 
         // Nothing may be written while the journal is replaced.
         let mut log = self.log();
@@ -491,13 +498,32 @@ impl Storage {
         result
     }
 
-    /// Blocks until a compaction is due; `false` once `close` was called.
-    pub fn wait_for_compaction(&self) -> bool {
+    /// Blocks until a compaction is due (`Some(true)`) or `timeout` has
+    /// passed (`Some(false)`); `None` once `close` was called.
+    pub fn wait_for_compaction(&self, timeout: Duration) -> Option<bool> {
+        let deadline = Instant::now() + timeout;
         let mut log = self.log();
-        while !log.closing && log.since_cut < log.compact_at {
-            log = self.wait(log);
+        loop {
+            if log.closing {
+                return None;
+            }
+            if log.since_cut >= log.compact_at {
+                return Some(true);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Some(false);
+            }
+            log = match self.changed.wait_timeout(log, left) {
+                Ok((log, _)) => log,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
         }
-        !log.closing
+    }
+
+    /// Logs an edit of the data file by another program (`edits.rs`).
+    pub fn look_for_edits(&self) {
+        self.edits.look();
     }
 
     /// Ends the compaction thread's wait.
@@ -541,7 +567,13 @@ fn write_snapshot<W: Serialize, T: Serialize>(
     out.write_all(b"}\n")
 }
 
-fn write_items<I: Serialize>(out: &mut impl Write, name: &str, items: &[I]) -> io::Result<()> {
+/// `"name": [` and the items, one a line: the snapshot's layout, which
+/// `widgets-todos import` writes too.
+pub(crate) fn write_items<I: Serialize>(
+    out: &mut impl Write,
+    name: &str,
+    items: &[I],
+) -> io::Result<()> {
     write!(out, "\"{name}\": [")?;
     for (n, item) in items.iter().enumerate() {
         out.write_all(if n == 0 { b"\n" } else { b",\n" })?;

@@ -100,7 +100,21 @@ fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String>
     };
     parse_snapshot(&text, max_items)
         .map(Some)
-        .map_err(|err| format!("{}: {err}", path.display()))
+        .map_err(|err| format!("{}: {err}{}", path.display(), how_to_fix(&err, path)))
+}
+
+/// For a file that is JSON but not this server's data (a json-server
+/// `db.json`, most likely), a second line: the fix, the import command.
+fn how_to_fix(err: &str, path: &Path) -> String {
+    if err.starts_with("not valid JSON") || err.contains("--max-items") {
+        return String::new();
+    }
+    let path = path.display();
+    format!(
+        "\nto serve it, fix or remove what that names; or, for a json-server db.json, keep its \
+         todos and widgets with: widgets-todos import {path} --out data.json (it says what it \
+         leaves out), then: widgets-todos data.json"
+    )
 }
 
 /// Reads a snapshot or a hand-written fixture.
@@ -151,7 +165,7 @@ impl<'de> Visitor<'de> for SnapshotVisitor<'_> {
                 "todos" => map.next_value_seed(ItemsSeed(&mut state.todos, self.max_items))?,
                 _ => {
                     return Err(de::Error::custom(format!(
-                        "unknown member \"{name}\"; expected widgets, todos (and seq, lastId)"
+                        "unknown collection \"{name}\" (this server keeps only widgets and todos)"
                     )));
                 }
             }

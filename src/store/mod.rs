@@ -52,10 +52,12 @@ use std::thread::JoinHandle;
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 use items::Items;
+pub(crate) use journal::write_items;
 use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
 use load::{Loaded, State};
 
 mod direct;
+mod edits;
 mod files;
 pub mod items;
 mod journal;
@@ -529,12 +531,17 @@ impl Shared {
     }
 
     /// The compaction thread: compacts whenever the journal has grown enough,
-    /// until the store is closed.
+    /// until the store is closed; meanwhile, looks for edits of the data
+    /// file by another program.
     fn compact_when_due(&self) {
         let Some(storage) = &self.storage else {
             return;
         };
-        while storage.wait_for_compaction() {
+        while let Some(due) = storage.wait_for_compaction(edits::LOOK_EVERY) {
+            storage.look_for_edits();
+            if !due {
+                continue;
+            }
             if let Err(err) = self.compact() {
                 log::warn!("cannot compact the journal: {err}; it keeps growing until a retry");
             }

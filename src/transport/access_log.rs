@@ -1,16 +1,17 @@
 //! The access log: one line per request on stderr, written in batches.
 //!
-//! Everything else the server logs goes through `log` and simple_logger,
-//! which writes each line to stderr as it comes: two `write` calls a line.
-//! One line per request that way cost a third of the throughput (see the
-//! README, "Performance"). So access lines, in the same format, go into a
+//! Everything else the server logs goes through `log` (`logging.rs`),
+//! which writes each line to stderr as it comes. One line per request that
+//! way cost a third of the throughput (scripts/PERFORMANCE.md). So access
+//! lines, in the same format, go into a
 //! buffer instead, and a thread writes the buffer out every
 //! [`FLUSH_EVERY`], or sooner when it fills. The price: a line reaches
 //! stderr up to that late, and a `kill -9` loses the last
 //! [`FLUSH_EVERY`] of lines. `main` flushes before it exits.
 //!
 //! The log is on when `log` would print `info` lines (`--log-level info`
-//! or more), so it follows the same flag.
+//! or more), so it follows the same flag; the lines of `/healthz`, which
+//! health probes ask every few seconds, only at `debug`.
 //!
 //! The method and the target are the client's bytes. A control character
 //! among them (ESC, which drives a terminal; VT, FF, CR, which many tools
@@ -48,7 +49,8 @@ pub struct Line<'a> {
     pub method: &'a str,
     pub target: &'a str,
     pub status: u16,
-    /// Bytes sent, head and body.
+    /// Bytes sent, head and body (the line says `head+body=`, as the
+    /// request journal's `size` counts the body alone).
     pub bytes: usize,
     /// From the request's start to its response written.
     pub elapsed: Duration,
@@ -56,11 +58,19 @@ pub struct Line<'a> {
     pub id: &'a str,
 }
 
-/// Adds one line, after the same timestamp, level and target simple_logger
-/// writes: `<time> INFO  [widgets_todos::transport] 127.0.0.1:50000 GET
-/// /api/todos 200 312B 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so
-/// the fields before it keep their places.
+/// Adds one line, after the same timestamp and level as `logging.rs`
+/// writes: `<time> INFO  127.0.0.1:50000 GET /api/todos 200 head+body=312B
+/// 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so the fields before it
+/// keep their places. A line for `/healthz` is at `debug`.
 pub fn record(line: Line<'_>) {
+    let level = if is_probe(line.target) {
+        log::Level::Debug
+    } else {
+        log::Level::Info
+    };
+    if !log::log_enabled!(target: "widgets_todos::transport", level) {
+        return;
+    }
     let buffer = BUFFER.get_or_init(|| {
         let spawned = std::thread::Builder::new()
             .name("access-log".into())
@@ -78,7 +88,7 @@ pub fn record(line: Line<'_>) {
     let now = SystemTime::now();
     let full = {
         let mut out = lock(buffer);
-        write_line(&mut out, &line, now);
+        write_line(&mut out, level, &line, now);
         out.len() >= HIGH_WATER
     };
     if full {
@@ -107,33 +117,11 @@ pub fn flush() {
     }
 }
 
-/// Appends `line`, stamped `now`, and a newline.
-fn write_line(out: &mut Vec<u8>, line: &Line<'_>, now: SystemTime) {
-    let stamp = OffsetDateTime::from(now)
-        .format(TIMESTAMP)
-        .unwrap_or_default();
-    let remote: &dyn std::fmt::Display = match &line.remote {
-        Some(addr) => addr,
-        None => &"-",
-    };
-    let Line {
-        method,
-        target,
-        status,
-        bytes,
-        elapsed,
-        id,
-        ..
-    } = line;
-    let micros = elapsed.as_micros();
-    let (method, target) = (escaped(method), escaped(target));
-    // Writing into a Vec cannot fail.
-    drop(writeln!(
-        out,
-        "{stamp} INFO  [widgets_todos::transport] {remote} {method} {target} {status} {bytes}B {}.{:03}ms id={id}",
-        micros / 1000,
-        micros % 1000
-    ));
+/// Whether `target` is the health check's path, which probes ask every few
+/// seconds: their lines would bury the others.
+fn is_probe(target: &str) -> bool {
+    let path = target.split('?').next().unwrap_or(target);
+    path.strip_suffix('/').unwrap_or(path) == "/healthz"
 }
 
 /// `text` with each control character (C0, DEL, C1) and `\` written as an
@@ -157,12 +145,41 @@ pub(crate) fn escaped(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Appends `line`, stamped `now`, and a newline.
+fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: SystemTime) {
+    let stamp = OffsetDateTime::from(now)
+        .format(TIMESTAMP)
+        .unwrap_or_default();
+    let remote: &dyn std::fmt::Display = match &line.remote {
+        Some(addr) => addr,
+        None => &"-",
+    };
+    let Line {
+        method,
+        target,
+        status,
+        bytes,
+        elapsed,
+        id,
+        ..
+    } = line;
+    let (method, target) = (escaped(method), escaped(target));
+    let micros = elapsed.as_micros();
+    // Writing into a Vec cannot fail.
+    drop(writeln!(
+        out,
+        "{stamp} {level:<5} {remote} {method} {target} {status} head+body={bytes}B {}.{:03}ms id={id}",
+        micros / 1000,
+        micros % 1000
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_line_reads_as_simple_logger_would_write_it() {
+    fn a_line_reads_as_the_log_writes_its_lines() {
         let mut out = Vec::new();
         let line = |remote: &str, elapsed| Line {
             remote: remote.parse().ok(),
@@ -174,22 +191,25 @@ mod tests {
             id: "abc-1",
         };
         let at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_795_248_889_123);
+        let info = log::Level::Info;
         write_line(
             &mut out,
+            info,
             &line("127.0.0.1:50000", Duration::from_micros(41)),
             at,
         );
         write_line(
             &mut out,
+            info,
             &line("[::1]:8080", Duration::from_micros(12_345_678)),
             at,
         );
-        write_line(&mut out, &line("-", Duration::ZERO), at);
+        write_line(&mut out, log::Level::Debug, &line("-", Duration::ZERO), at);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] 127.0.0.1:50000 GET /api/todos?_page=2 200 312B 0.041ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] [::1]:8080 GET /api/todos?_page=2 200 312B 12345.678ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z INFO  [widgets_todos::transport] - GET /api/todos?_page=2 200 312B 0.000ms id=abc-1\n"
+            "2026-11-21T08:14:49.123Z INFO  127.0.0.1:50000 GET /api/todos?_page=2 200 head+body=312B 0.041ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z INFO  [::1]:8080 GET /api/todos?_page=2 200 head+body=312B 12345.678ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z DEBUG - GET /api/todos?_page=2 200 head+body=312B 0.000ms id=abc-1\n"
         );
     }
 
@@ -205,16 +225,25 @@ mod tests {
             elapsed: Duration::ZERO,
             id: "abc-1",
         };
-        write_line(&mut out, &line, SystemTime::UNIX_EPOCH);
+        write_line(&mut out, log::Level::Info, &line, SystemTime::UNIX_EPOCH);
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             &text[24..],
-            " INFO  [widgets_todos::transport] - G\\x1b[1mET \
+            " INFO  - G\\x1b[1mET \
              /api/todos\\x1b[2J\\x08\\x0b\\x0c\\x00\\x7f\\x09\\x0d\\x0a\\x5cx1b\\u{85}é \
-             404 0B 0.000ms id=abc-1\n"
+             404 head+body=0B 0.000ms id=abc-1\n"
         );
         // What needs no escape is written as it is, without a copy.
         assert!(matches!(escaped("/api/todos?q=a%20b"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn only_the_health_check_is_a_probe() {
+        assert!(is_probe("/healthz"));
+        assert!(is_probe("/healthz?x=1"));
+        assert!(is_probe("/healthz/"));
+        assert!(!is_probe("/api/healthz"));
+        assert!(!is_probe("/api/todos"));
     }
 
     #[test]
@@ -231,7 +260,7 @@ mod tests {
                 id: "abc-1",
             };
             let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
-            write_line(&mut out, &line, now);
+            write_line(&mut out, log::Level::Info, &line, now);
             String::from_utf8(out).unwrap()[..24].to_string()
         };
         assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");

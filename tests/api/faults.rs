@@ -328,7 +328,7 @@ fn the_access_log_shows_failures_and_the_summary_the_mode() {
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains("faults on (_status, _fault)"), "{log}");
     assert!(
-        log.contains(" GET /api/todos?_fault=close 444 0B "),
+        log.contains(" GET /api/todos?_fault=close 444 head+body=0B "),
         "{log}"
     );
     assert!(log.contains(" GET /api/todos?_status=503 503 "), "{log}");

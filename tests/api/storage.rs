@@ -152,7 +152,7 @@ fn an_invalid_fixture_stops_start_up_and_is_left_alone() {
             r#"{"todos": [{"id": 1, "userId": 1, "title": "a"}, {"id": 1, "userId": 1, "title": "b"}]}"#,
             ["todos[1]", "id 1 appears twice"],
         ),
-        (r#"{"todo": []}"#, ["unknown member", "todo"]),
+        (r#"{"todo": []}"#, ["unknown collection \"todo\"", "import"]),
         (r#"{"todos": [}"#, ["not valid JSON", "line 1"]),
     ];
     for (n, (fixture, expected)) in cases.iter().enumerate() {
