@@ -1,0 +1,192 @@
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+const FIRST: u64 = 1000;
+const MAX: usize = 8;
+
+fn feed() -> Arc<Feed> {
+    Arc::new(Feed::new(FIRST))
+}
+
+fn recording(feed: &Feed) -> bool {
+    feed.recording.load(Ordering::Acquire)
+}
+
+/// Publishes a create of item `item_id` in todos.
+fn created(feed: &Feed, item_id: u64) -> u64 {
+    let ticket = feed.reserve();
+    let id = ticket.id;
+    let body = Arc::new(format!("{{\"id\":{item_id}}}").into_bytes());
+    ticket.publish(Kind::Created, "todos", Some(item_id), Some(&body));
+    id
+}
+
+/// The ids of the events read now, without waiting.
+fn read(subscription: &mut Subscription) -> Result<Vec<u64>, Next> {
+    let mut events = Vec::new();
+    match subscription.wait(&mut events, 100, Instant::now(), |_| true) {
+        Next::Events | Next::Quiet => Ok(events.iter().map(|e| e.id).collect()),
+        other => Err(other),
+    }
+}
+
+#[test]
+fn records_only_while_someone_listens() {
+    let feed = feed();
+    assert!(!recording(&feed), "no subscriber: a write takes no ticket");
+    let subscription = feed.subscribe(None, MAX).unwrap();
+    assert!(recording(&feed));
+    drop(subscription);
+    assert!(recording(&feed), "it lingers after the last one leaves");
+    feed.lock().idle_since = Some(Instant::now() - LINGER);
+    created(&feed, 1);
+    assert!(
+        !recording(&feed),
+        "the first write after the linger stops it"
+    );
+}
+
+#[test]
+fn events_are_read_in_id_order_once_every_earlier_one_is_decided() {
+    let feed = feed();
+    let mut subscription = feed.subscribe(None, MAX).unwrap();
+    let (first, second, third) = (feed.reserve(), feed.reserve(), feed.reserve());
+    let ids = [first.id, second.id, third.id];
+    let body = Arc::new(b"{}".to_vec());
+    second.publish(Kind::Updated, "todos", Some(2), Some(&body));
+    assert_eq!(
+        read(&mut subscription),
+        Ok(vec![]),
+        "the first is undecided"
+    );
+    drop(first); // its write failed: cancelled
+    assert_eq!(read(&mut subscription), Ok(vec![ids[1]]));
+    third.publish(Kind::Deleted, "widgets", Some(3), None);
+    assert_eq!(read(&mut subscription), Ok(vec![ids[2]]));
+}
+
+#[test]
+fn a_resume_reads_what_is_held_and_learns_what_is_not() {
+    let feed = feed();
+    feed.keep(3);
+    let fresh = feed.subscribe(None, MAX).unwrap();
+    let before = fresh.last();
+    let ids: Vec<u64> = (1..=5).map(|n| created(&feed, n)).collect();
+    // Held: the last three.
+    let mut resumed = feed.subscribe(Some(ids[1]), MAX).unwrap();
+    assert!(!resumed.missed());
+    assert_eq!(read(&mut resumed), Ok(ids[2..].to_vec()));
+    for after in [before, ids[0], FIRST - 5, u64::MAX, ids[4] + 1] {
+        let subscription = feed.subscribe(Some(after), MAX).unwrap();
+        assert!(subscription.missed(), "{after}");
+        assert_eq!(subscription.last(), ids[4], "it goes on from the latest");
+    }
+    let latest = feed.subscribe(Some(ids[4]), MAX).unwrap();
+    assert!(!latest.missed());
+}
+
+#[test]
+fn a_resume_from_before_a_pause_in_recording_is_told_it_missed_events() {
+    let feed = feed();
+    let subscription = feed.subscribe(None, MAX).unwrap();
+    let last = created(&feed, 1);
+    drop(subscription);
+    feed.lock().idle_since = Some(Instant::now() - LINGER);
+    created(&feed, 2); // stops recording
+    // Writes now take no ticket: the store tests `recording` first.
+    let resumed = feed.subscribe(Some(last), MAX).unwrap();
+    assert!(resumed.missed(), "writes were made that have no event");
+    let fresh = feed.subscribe(None, MAX).unwrap();
+    assert!(
+        fresh.last() > last + 1,
+        "the ids skip one: {}",
+        fresh.last()
+    );
+    let again = feed.subscribe(Some(fresh.last()), MAX).unwrap();
+    assert!(
+        !again.missed(),
+        "the id a fresh subscriber was given resumes"
+    );
+}
+
+#[test]
+fn a_subscriber_further_behind_than_the_feed_keeps_is_told() {
+    let feed = feed();
+    feed.keep(4);
+    let mut slow = feed.subscribe(None, MAX).unwrap();
+    for n in 1..=4 {
+        created(&feed, n);
+    }
+    let mut partial = Vec::new();
+    assert_eq!(
+        slow.wait(&mut partial, 2, Instant::now(), |_| true),
+        Next::Events
+    );
+    assert_eq!(partial.len(), 2, "at most as many as asked");
+    for n in 5..=7 {
+        created(&feed, n);
+    }
+    assert_eq!(read(&mut slow), Err(Next::Behind));
+    assert!(
+        feed.lock().ring.len() <= 4,
+        "the ring stays within its bound"
+    );
+}
+
+#[test]
+fn subscribers_are_capped_and_counted_out() {
+    let feed = feed();
+    let one = feed.subscribe(None, 2).unwrap();
+    let two = feed.subscribe(None, 2).unwrap();
+    assert_eq!(feed.subscribe(None, 2).err(), Some(Full));
+    drop(one);
+    let three = feed.subscribe(None, 2).unwrap();
+    drop((two, three));
+    assert_eq!(feed.lock().subscribers, 0);
+}
+
+#[test]
+fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
+    let feed = feed();
+    let mut subscription = feed.subscribe(None, MAX).unwrap();
+    let writer = {
+        let feed = Arc::clone(&feed);
+        std::thread::spawn(move || {
+            while feed.lock().waiting == 0 {
+                std::thread::yield_now();
+            }
+            created(&feed, 1)
+        })
+    };
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_secs(10);
+    assert_eq!(
+        subscription.wait(&mut events, 10, until, |_| true),
+        Next::Events
+    );
+    assert_eq!(events[0].id, writer.join().unwrap());
+    let filtered = |event: &Event| event.collection == "widgets";
+    let soon = Instant::now() + Duration::from_millis(20);
+    created(&feed, 2);
+    events.clear();
+    assert_eq!(
+        subscription.wait(&mut events, 10, soon, filtered),
+        Next::Quiet
+    );
+    let stopper = {
+        let feed = Arc::clone(&feed);
+        std::thread::spawn(move || {
+            while feed.lock().waiting == 0 {
+                std::thread::yield_now();
+            }
+            feed.stop();
+        })
+    };
+    assert_eq!(
+        subscription.wait(&mut events, 10, until, |_| true),
+        Next::Stopped
+    );
+    stopper.join().unwrap();
+}
