@@ -55,9 +55,10 @@ use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 use feed::{Feed, Kind};
 use items::Items;
 pub(crate) use journal::write_items;
-use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
+use journal::{Appended, COMPACT_AFTER, Storage};
 use load::{Loaded, State};
 
+mod compaction;
 mod direct;
 mod edits;
 pub mod feed;
@@ -297,23 +298,6 @@ impl Store {
                 feed: Arc::default(),
             }),
             compactor: Mutex::new(None),
-        }
-    }
-
-    /// With `--data`: writes a final snapshot and empties the journal. Call
-    /// it once the server has stopped; later writes are still journaled.
-    pub fn close(&self) {
-        let Some(storage) = &self.shared.storage else {
-            return;
-        };
-        storage.close();
-        if let Some(compactor) = lock(&self.compactor).take()
-            && compactor.join().is_err()
-        {
-            log::error!("the compaction thread panicked");
-        }
-        if let Err(err) = self.shared.compact() {
-            log::error!("cannot write the final snapshot: {err}; the journal keeps every change");
         }
     }
 
@@ -588,50 +572,6 @@ impl Shared {
         let durable = storage.durable();
         widgets.take_back_after(durable);
         todos.take_back_after(durable);
-    }
-
-    /// The compaction thread: compacts whenever the journal has grown enough,
-    /// until the store is closed; meanwhile, looks for edits of the data
-    /// file by another program.
-    fn compact_when_due(&self) {
-        let Some(storage) = &self.storage else {
-            return;
-        };
-        while let Some(due) = storage.wait_for_compaction(edits::LOOK_EVERY) {
-            storage.look_for_edits();
-            if !due {
-                continue;
-            }
-            if let Err(err) = self.compact() {
-                log::warn!("cannot compact the journal: {err}; it keeps growing until a retry");
-            }
-        }
-    }
-
-    /// Writes a snapshot of both collections and drops the journal records
-    /// it covers. The copy and the cut are taken under both collections'
-    /// locks (widgets first, as everywhere), so they match exactly; the
-    /// writing happens after, with no lock held.
-    fn compact(&self) -> std::io::Result<()> {
-        let Some(storage) = &self.storage else {
-            return Ok(());
-        };
-        let (snapshot, cut, items) = {
-            let widgets = lock(&self.widgets);
-            let todos = lock(&self.todos);
-            let cut = storage.cut();
-            let snapshot = Snapshot {
-                seq: cut.seq,
-                widgets: (widgets.last_id, widgets.items.values().cloned().collect()),
-                todos: (todos.last_id, todos.items.values().cloned().collect()),
-            };
-            (
-                snapshot,
-                cut,
-                (widgets.items.len() + todos.items.len()) as u64,
-            )
-        };
-        storage.compact(&snapshot, cut, items)
     }
 }
 
