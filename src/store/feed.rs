@@ -289,6 +289,13 @@ impl Feed {
         })
     }
 
+    /// How many tickets are taken and not yet published or cancelled.
+    #[cfg(test)]
+    pub fn undecided(&self) -> u64 {
+        let state = self.lock();
+        state.next - state.decided
+    }
+
     /// Ends every stream: the server is stopping.
     pub fn stop(&self) {
         self.lock().stopped = true;

@@ -12,6 +12,7 @@ mod cli_hints;
 mod data_edits;
 mod ecosystem;
 mod errors;
+mod events;
 mod faults;
 mod framing;
 mod generate;
