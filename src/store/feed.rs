@@ -21,8 +21,11 @@
 //! write in flight. An event holds a few words and the item's JSON, the
 //! very bytes of the write's response. Writers never wait for
 //! subscribers: they append under a short lock, and wake subscribers only
-//! when one waits. Each subscriber reads at its own pace; one that falls
-//! further behind than the feed keeps is told so ([`Next::Behind`]).
+//! when one waits for that collection's events. Each subscriber reads at
+//! its own pace; one that has not read an event the feed then dropped is
+//! told so ([`Next::Behind`]). A subscriber to one collection costs the
+//! writes to the other nothing: it is not woken for them, and skips them
+//! without looking.
 //!
 //! # Recording
 //!
@@ -46,6 +49,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
+
+use crate::model::{Resource, Todo};
 
 /// How long the feed keeps recording after the last subscriber leaves.
 pub const LINGER: Duration = Duration::from_secs(30);
@@ -113,8 +118,14 @@ struct State {
     subscribers: usize,
     /// Since when no subscriber is connected, while recording lingers.
     idle_since: Option<Instant>,
-    /// Subscribers waiting on `arrived`: none, and a write wakes nobody.
-    waiting: usize,
+    /// The first id of this recording (see the module comment).
+    first: u64,
+    /// Per [`interest`]: subscribers waiting on `arrived` (none, and a
+    /// write wakes nobody), the last event published, and the last event
+    /// dropped from the ring.
+    waiting: [usize; 3],
+    latest: [u64; 3],
+    dropped: [u64; 3],
     /// The server is stopping: every stream ends.
     stopped: bool,
 }
@@ -141,7 +152,7 @@ pub struct Full;
 /// What [`Subscription::wait`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Next {
-    /// Events, in the buffer given.
+    /// New events: those wanted in the buffer given (maybe none).
     Events,
     /// Nothing new until the time given.
     Quiet,
@@ -152,9 +163,20 @@ pub enum Next {
     Stopped,
 }
 
+/// What a subscriber reads, as an index: every collection (0), or one.
+fn interest(collection: Option<&str>) -> usize {
+    match collection {
+        None => 0,
+        Some(collection) if collection == Todo::COLLECTION => 1,
+        Some(_) => 2,
+    }
+}
+
 /// One subscriber's place in the feed; dropping it leaves the feed.
 pub struct Subscription {
     feed: Arc<Feed>,
+    /// Its [`interest`].
+    interest: usize,
     /// The id of the next event it reads.
     cursor: u64,
     /// The resume asked for events the feed does not hold.
@@ -188,7 +210,10 @@ impl Feed {
                 kept: DEFAULT_KEPT,
                 subscribers: 0,
                 idle_since: None,
-                waiting: 0,
+                first,
+                waiting: [0; 3],
+                latest: [0; 3],
+                dropped: [0; 3],
                 stopped: false,
             }),
             arrived: Condvar::new(),
@@ -230,14 +255,25 @@ impl Feed {
         if let Some(entry) = state.ring.get_mut(at as usize) {
             *entry = event.map_or(Entry::Cancelled, Entry::Published);
         }
-        let before = state.decided;
+        // Which interests have new events, to wake only their waiters.
+        let mut new = [false; 3];
         while let Some(entry) = state.ring.get((state.decided - state.start) as usize)
             && !matches!(entry, Entry::Pending)
         {
+            if let Entry::Published(event) = entry {
+                let (id, one) = (event.id, interest(Some(event.collection)));
+                for at in [0, one] {
+                    state.latest[at] = id;
+                    new[at] = true;
+                }
+            }
             state.decided += 1;
         }
         while state.decided - state.start > state.kept as u64 {
-            state.ring.pop_front();
+            if let Some(Entry::Published(event)) = state.ring.pop_front() {
+                state.dropped[0] = event.id;
+                state.dropped[interest(Some(event.collection))] = event.id;
+            }
             state.start += 1;
         }
         if state.subscribers == 0 && state.idle_since.is_some_and(|t| t.elapsed() >= LINGER) {
@@ -247,20 +283,25 @@ impl Feed {
             state.ring.clear();
             state.start = state.next;
             state.decided = state.next;
-        } else if state.decided > before && state.waiting > 0 {
+        }
+        let wake = (0..3).any(|at| new[at] && state.waiting[at] > 0);
+        drop(state);
+        if wake {
             self.arrived.notify_all();
         }
     }
 
-    /// Joins the feed, at most `max` subscribers at once. `after` is the
-    /// id of the last event the subscriber has (`Last-Event-ID`): it reads
-    /// the events after it that the feed still holds, or, when the feed
-    /// does not hold them all, it is told so ([`Subscription::missed`]).
+    /// Joins the feed, at most `max` subscribers at once, for the events
+    /// of `collection` (every collection's without). `after` is the id of
+    /// the last event the subscriber has (`Last-Event-ID`): it reads the
+    /// events after it that the feed still holds, or, when the feed does
+    /// not hold them all, it is told so ([`Subscription::missed`]).
     /// Without `after`, it reads the events decided from now on.
     pub fn subscribe(
         self: &Arc<Self>,
         after: Option<u64>,
         max: usize,
+        collection: Option<&'static str>,
     ) -> Result<Subscription, Full> {
         let mut state = self.lock();
         if state.subscribers >= max {
@@ -275,15 +316,20 @@ impl Feed {
             state.next += 1;
             state.start = state.next;
             state.decided = state.next;
+            state.first = state.next;
             self.recording.store(true, Ordering::Release);
         }
+        let interest = interest(collection);
+        // Held: given in this recording, and no event it wants dropped since.
+        let held = |id: u64| id >= state.first - 1 && id >= state.dropped[interest];
         let (cursor, missed) = match after {
             None => (state.decided, false),
-            Some(id) if id >= state.start - 1 && id < state.decided => (id + 1, false),
+            Some(id) if held(id) && id < state.decided => (id + 1, false),
             Some(_) => (state.decided, true),
         };
         Ok(Subscription {
             feed: Arc::clone(self),
+            interest,
             cursor,
             missed,
         })
@@ -345,45 +391,48 @@ impl Subscription {
         self.cursor - 1
     }
 
-    /// Waits until there are events after the last read, up to `until`,
-    /// and moves up to `most` of those `wanted` into `events`.
-    pub fn wait(
-        &mut self,
-        events: &mut Vec<Event>,
-        most: usize,
-        until: Instant,
-        wanted: impl Fn(&Event) -> bool,
-    ) -> Next {
+    /// Waits until there are events it wants after the last read, up to
+    /// `until`, and moves up to `most` of them into `events`. A subscriber
+    /// that pauses after each return before it waits again is woken at
+    /// most once a pause, however many writes there are.
+    pub fn wait(&mut self, events: &mut Vec<Event>, most: usize, until: Instant) -> Next {
         let mut state = self.feed.lock();
+        let at = self.interest;
         loop {
             if state.stopped {
                 return Next::Stopped;
             }
-            if self.cursor < state.start {
+            if self.cursor <= state.dropped[at] {
                 return Next::Behind;
             }
-            while self.cursor < state.decided && events.len() < most {
-                let entry = &state.ring[(self.cursor - state.start) as usize];
-                if let Entry::Published(event) = entry
-                    && wanted(event)
-                {
-                    events.push(event.clone());
-                }
-                self.cursor += 1;
+            // Only events it does not want were dropped before the cursor.
+            self.cursor = self.cursor.max(state.start);
+            if state.latest[at] < self.cursor {
+                // Nothing new it wants: what is decided, it need not look at.
+                self.cursor = self.cursor.max(state.decided);
             }
-            if !events.is_empty() {
+            if self.cursor < state.decided {
+                while self.cursor < state.decided && events.len() < most {
+                    let entry = &state.ring[(self.cursor - state.start) as usize];
+                    if let Entry::Published(event) = entry
+                        && (at == 0 || interest(Some(event.collection)) == at)
+                    {
+                        events.push(event.clone());
+                    }
+                    self.cursor += 1;
+                }
                 return Next::Events;
             }
             let Some(left) = until.checked_duration_since(Instant::now()) else {
                 return Next::Quiet;
             };
-            state.waiting += 1;
+            state.waiting[at] += 1;
             state = self
                 .feed
                 .arrived
                 .wait_timeout(state, left)
                 .map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
-            state.waiting -= 1;
+            state.waiting[at] -= 1;
         }
     }
 }

@@ -16,17 +16,22 @@ fn recording(feed: &Feed) -> bool {
 
 /// Publishes a create of item `item_id` in todos.
 fn created(feed: &Feed, item_id: u64) -> u64 {
+    created_in(feed, "todos", item_id)
+}
+
+/// Publishes a create of item `item_id` in `collection`.
+fn created_in(feed: &Feed, collection: &'static str, item_id: u64) -> u64 {
     let ticket = feed.reserve();
     let id = ticket.id;
     let body = Arc::new(format!("{{\"id\":{item_id}}}").into_bytes());
-    ticket.publish(Kind::Created, "todos", Some(item_id), Some(&body));
+    ticket.publish(Kind::Created, collection, Some(item_id), Some(&body));
     id
 }
 
 /// The ids of the events read now, without waiting.
 fn read(subscription: &mut Subscription) -> Result<Vec<u64>, Next> {
     let mut events = Vec::new();
-    match subscription.wait(&mut events, 100, Instant::now(), |_| true) {
+    match subscription.wait(&mut events, 100, Instant::now()) {
         Next::Events | Next::Quiet => Ok(events.iter().map(|e| e.id).collect()),
         other => Err(other),
     }
@@ -36,7 +41,7 @@ fn read(subscription: &mut Subscription) -> Result<Vec<u64>, Next> {
 fn records_only_while_someone_listens() {
     let feed = feed();
     assert!(!recording(&feed), "no subscriber: a write takes no ticket");
-    let subscription = feed.subscribe(None, MAX).unwrap();
+    let subscription = feed.subscribe(None, MAX, None).unwrap();
     assert!(recording(&feed));
     drop(subscription);
     assert!(recording(&feed), "it lingers after the last one leaves");
@@ -51,7 +56,7 @@ fn records_only_while_someone_listens() {
 #[test]
 fn events_are_read_in_id_order_once_every_earlier_one_is_decided() {
     let feed = feed();
-    let mut subscription = feed.subscribe(None, MAX).unwrap();
+    let mut subscription = feed.subscribe(None, MAX, None).unwrap();
     let (first, second, third) = (feed.reserve(), feed.reserve(), feed.reserve());
     let ids = [first.id, second.id, third.id];
     let body = Arc::new(b"{}".to_vec());
@@ -71,40 +76,40 @@ fn events_are_read_in_id_order_once_every_earlier_one_is_decided() {
 fn a_resume_reads_what_is_held_and_learns_what_is_not() {
     let feed = feed();
     feed.keep(3);
-    let fresh = feed.subscribe(None, MAX).unwrap();
+    let fresh = feed.subscribe(None, MAX, None).unwrap();
     let before = fresh.last();
     let ids: Vec<u64> = (1..=5).map(|n| created(&feed, n)).collect();
     // Held: the last three.
-    let mut resumed = feed.subscribe(Some(ids[1]), MAX).unwrap();
+    let mut resumed = feed.subscribe(Some(ids[1]), MAX, None).unwrap();
     assert!(!resumed.missed());
     assert_eq!(read(&mut resumed), Ok(ids[2..].to_vec()));
     for after in [before, ids[0], FIRST - 5, u64::MAX, ids[4] + 1] {
-        let subscription = feed.subscribe(Some(after), MAX).unwrap();
+        let subscription = feed.subscribe(Some(after), MAX, None).unwrap();
         assert!(subscription.missed(), "{after}");
         assert_eq!(subscription.last(), ids[4], "it goes on from the latest");
     }
-    let latest = feed.subscribe(Some(ids[4]), MAX).unwrap();
+    let latest = feed.subscribe(Some(ids[4]), MAX, None).unwrap();
     assert!(!latest.missed());
 }
 
 #[test]
 fn a_resume_from_before_a_pause_in_recording_is_told_it_missed_events() {
     let feed = feed();
-    let subscription = feed.subscribe(None, MAX).unwrap();
+    let subscription = feed.subscribe(None, MAX, None).unwrap();
     let last = created(&feed, 1);
     drop(subscription);
     feed.lock().idle_since = Some(Instant::now() - LINGER);
     created(&feed, 2); // stops recording
     // Writes now take no ticket: the store tests `recording` first.
-    let resumed = feed.subscribe(Some(last), MAX).unwrap();
+    let resumed = feed.subscribe(Some(last), MAX, None).unwrap();
     assert!(resumed.missed(), "writes were made that have no event");
-    let fresh = feed.subscribe(None, MAX).unwrap();
+    let fresh = feed.subscribe(None, MAX, None).unwrap();
     assert!(
         fresh.last() > last + 1,
         "the ids skip one: {}",
         fresh.last()
     );
-    let again = feed.subscribe(Some(fresh.last()), MAX).unwrap();
+    let again = feed.subscribe(Some(fresh.last()), MAX, None).unwrap();
     assert!(
         !again.missed(),
         "the id a fresh subscriber was given resumes"
@@ -115,15 +120,12 @@ fn a_resume_from_before_a_pause_in_recording_is_told_it_missed_events() {
 fn a_subscriber_further_behind_than_the_feed_keeps_is_told() {
     let feed = feed();
     feed.keep(4);
-    let mut slow = feed.subscribe(None, MAX).unwrap();
+    let mut slow = feed.subscribe(None, MAX, None).unwrap();
     for n in 1..=4 {
         created(&feed, n);
     }
     let mut partial = Vec::new();
-    assert_eq!(
-        slow.wait(&mut partial, 2, Instant::now(), |_| true),
-        Next::Events
-    );
+    assert_eq!(slow.wait(&mut partial, 2, Instant::now()), Next::Events);
     assert_eq!(partial.len(), 2, "at most as many as asked");
     for n in 5..=7 {
         created(&feed, n);
@@ -138,11 +140,11 @@ fn a_subscriber_further_behind_than_the_feed_keeps_is_told() {
 #[test]
 fn subscribers_are_capped_and_counted_out() {
     let feed = feed();
-    let one = feed.subscribe(None, 2).unwrap();
-    let two = feed.subscribe(None, 2).unwrap();
-    assert_eq!(feed.subscribe(None, 2).err(), Some(Full));
+    let one = feed.subscribe(None, 2, None).unwrap();
+    let two = feed.subscribe(None, 2, None).unwrap();
+    assert_eq!(feed.subscribe(None, 2, None).err(), Some(Full));
     drop(one);
-    let three = feed.subscribe(None, 2).unwrap();
+    let three = feed.subscribe(None, 2, None).unwrap();
     drop((two, three));
     assert_eq!(feed.lock().subscribers, 0);
 }
@@ -150,11 +152,11 @@ fn subscribers_are_capped_and_counted_out() {
 #[test]
 fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
     let feed = feed();
-    let mut subscription = feed.subscribe(None, MAX).unwrap();
+    let mut subscription = feed.subscribe(None, MAX, None).unwrap();
     let writer = {
         let feed = Arc::clone(&feed);
         std::thread::spawn(move || {
-            while feed.lock().waiting == 0 {
+            while feed.lock().waiting.iter().sum::<usize>() == 0 {
                 std::thread::yield_now();
             }
             created(&feed, 1)
@@ -162,31 +164,56 @@ fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
     };
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(10);
-    assert_eq!(
-        subscription.wait(&mut events, 10, until, |_| true),
-        Next::Events
-    );
+    assert_eq!(subscription.wait(&mut events, 10, until), Next::Events);
     assert_eq!(events[0].id, writer.join().unwrap());
-    let filtered = |event: &Event| event.collection == "widgets";
-    let soon = Instant::now() + Duration::from_millis(20);
-    created(&feed, 2);
-    events.clear();
-    assert_eq!(
-        subscription.wait(&mut events, 10, soon, filtered),
-        Next::Quiet
-    );
     let stopper = {
         let feed = Arc::clone(&feed);
         std::thread::spawn(move || {
-            while feed.lock().waiting == 0 {
+            while feed.lock().waiting.iter().sum::<usize>() == 0 {
                 std::thread::yield_now();
             }
             feed.stop();
         })
     };
-    assert_eq!(
-        subscription.wait(&mut events, 10, until, |_| true),
-        Next::Stopped
-    );
+    assert_eq!(subscription.wait(&mut events, 10, until), Next::Stopped);
     stopper.join().unwrap();
+}
+
+#[test]
+fn a_subscriber_to_one_collection_is_not_woken_nor_dropped_for_the_other() {
+    let feed = feed();
+    feed.keep(4);
+    let mut widgets = feed.subscribe(None, MAX, Some("widgets")).unwrap();
+    let mut everything = feed.subscribe(None, MAX, None).unwrap();
+    // Waiting for widgets, it is not among those a todo wakes.
+    let writer = {
+        let feed = Arc::clone(&feed);
+        std::thread::spawn(move || {
+            while feed.lock().waiting[2] == 0 {
+                std::thread::yield_now();
+            }
+            let todo = created(&feed, 1);
+            assert_eq!(feed.lock().waiting[2], 1, "still waiting after a todo");
+            (todo, created_in(&feed, "widgets", 1))
+        })
+    };
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_secs(10);
+    assert_eq!(widgets.wait(&mut events, 10, until), Next::Events);
+    let (todo, widget) = writer.join().unwrap();
+    assert_eq!(events.iter().map(|e| e.id).collect::<Vec<_>>(), [widget]);
+    assert_eq!(read(&mut everything), Ok(vec![todo, widget]));
+    // Many todos later the widget is dropped from the ring, and only todos
+    // after it: a widgets subscriber has missed nothing.
+    for n in 2..=10 {
+        created(&feed, n);
+    }
+    assert_eq!(read(&mut widgets), Ok(vec![]), "not behind");
+    let resumed = feed.subscribe(Some(widget), MAX, Some("widgets")).unwrap();
+    assert!(!resumed.missed(), "every widget event after it is held");
+    let all = feed.subscribe(Some(widget), MAX, None).unwrap();
+    assert!(all.missed(), "todos after it were dropped");
+    assert_eq!(read(&mut everything), Err(Next::Behind));
+    let next = created_in(&feed, "widgets", 2);
+    assert_eq!(read(&mut widgets), Ok(vec![next]));
 }

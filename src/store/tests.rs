@@ -65,7 +65,7 @@ fn a_failed_group_commit_takes_back_every_change_in_it() {
     let before = (store.all::<Todo>(), store.all::<Widget>());
     let storage = store.shared.storage.as_ref().unwrap();
     // A subscriber: every write takes a ticket for its event.
-    let mut subscription = store.feed().subscribe(None, 1).unwrap();
+    let mut subscription = store.feed().subscribe(None, 1, None).unwrap();
 
     storage.hold_flushes(true);
     let results = std::thread::scope(|scope| {
@@ -109,7 +109,7 @@ fn a_failed_group_commit_takes_back_every_change_in_it() {
     // later event would wait behind it forever).
     let mut events = Vec::new();
     let now = std::time::Instant::now();
-    let next = subscription.wait(&mut events, 10, now, |_| true);
+    let next = subscription.wait(&mut events, 10, now);
     assert_eq!((next, events.len()), (feed::Next::Quiet, 0));
     assert_eq!(store.feed().undecided(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
