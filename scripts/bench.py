@@ -432,6 +432,7 @@ while selector.get_map():
     for key, _ in selector.select():
         if not key.fileobj.recv(1 << 16):
             selector.unregister(key.fileobj)
+            print("disconnected", flush=True)
 """
 
 
@@ -448,8 +449,13 @@ class Subscribers:
             fail(f"{count} subscribers could not subscribe")
 
     def stop(self):
+        """Stops them; fails if the server disconnected any meanwhile (one
+        that fell behind): the run would have measured fewer."""
         self.proc.kill()
+        said = self.proc.stdout.read()
         self.proc.wait()
+        if b"disconnected" in said:
+            fail(f"{said.count(b'disconnected')} subscriber(s) disconnected during the run")
 
 
 # [19]'s subscribers: idle ones, subscribed to the widgets while the

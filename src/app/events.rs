@@ -80,13 +80,15 @@ const RETRY_AFTER: &str = "5";
 /// At most this many events are read from the feed at once.
 const BATCH: usize = 256;
 
-/// What is written is sent once it reaches this many bytes.
+/// At most about this many bytes are read from the feed, and written, at
+/// once.
 const WRITE_AT: usize = 64 * 1024;
 
 /// After sending what had accumulated, a subscriber lets more accumulate
-/// for this long before it looks again: however many writes there are,
-/// each subscriber is woken and writes at most 50 times a second. (The
-/// first event after a quiet spell goes at once.)
+/// for this long before it looks again (unless a quarter of
+/// `--events-kept` piles up first): however many writes there are, each
+/// subscriber is woken and writes a few times a second. The first event
+/// after a quiet spell goes at once.
 const PAUSE: Duration = Duration::from_millis(20);
 
 /// The query of `/api/events` (check 6): `collection`, `_limit`, and the
@@ -197,9 +199,9 @@ impl Streamed for Events {
         out.write_all(&buf)?;
         out.flush()?;
         let mut left = self.limit.unwrap_or(u64::MAX);
-        let mut events = Vec::new();
-        // When the subscriber was last sent something.
-        let mut sent = Instant::now();
+        // When the subscriber was last sent something, and until when it
+        // lets events accumulate.
+        let (mut sent, mut rest) = (Instant::now(), Instant::now());
         while left > 0 {
             let until = if self.live {
                 sent + HEARTBEAT
@@ -207,25 +209,18 @@ impl Streamed for Events {
                 Instant::now()
             };
             let most = left.min(BATCH as u64) as usize;
-            let next = subscription.wait(&mut events, most, until);
             buf.clear();
-            match next {
-                Next::Events => {
-                    left -= events.len() as u64;
-                    let full = events.len() == most;
-                    for event in events.drain(..) {
-                        encode(&event, &mut buf);
-                        if buf.len() >= WRITE_AT {
-                            self.write(out, &buf)?;
-                            buf.clear();
-                        }
-                    }
-                    if !buf.is_empty() {
+            match subscription.wait(&mut buf, (most, WRITE_AT), rest, until) {
+                Next::Events(count) => {
+                    left -= count as u64;
+                    if count > 0 {
                         self.write(out, &buf)?;
                         sent = Instant::now();
                     }
+                    // Stopped short of what was there: more to read at once.
+                    let full = count == most || buf.len() >= WRITE_AT;
                     if self.live && !full {
-                        std::thread::sleep(PAUSE);
+                        rest = Instant::now() + PAUSE;
                     }
                 }
                 Next::Quiet if self.live => {
@@ -293,9 +288,15 @@ fn opening(subscription: &Subscription, collection: Option<&'static str>) -> Vec
     buf
 }
 
-/// One event as server-sent event lines (see the module comment).
-fn encode(event: &Event, buf: &mut Vec<u8>) {
+/// One event as server-sent event lines (see the module comment): the
+/// feed's encoder ([`Feed::encode_with`]), run once per event, when it is
+/// published.
+///
+/// [`Feed::encode_with`]: crate::store::feed::Feed::encode_with
+pub(super) fn encode(event: &Event<'_>) -> Vec<u8> {
     let kind = event.kind.name();
+    let item = event.item.unwrap_or_default();
+    let mut buf = Vec::with_capacity(128 + item.len());
     let lines = format!(
         "event: {kind}\nid: {}\ndata: {{\"collection\":\"{}\"",
         event.id, event.collection
@@ -304,9 +305,10 @@ fn encode(event: &Event, buf: &mut Vec<u8>) {
     if let Some(id) = event.item_id {
         buf.extend_from_slice(format!(",\"id\":{id}").as_bytes());
     }
-    if let Some(item) = &event.item {
+    if event.item.is_some() {
         buf.extend_from_slice(b",\"item\":");
         buf.extend_from_slice(item);
     }
     buf.extend_from_slice(b"}\n\n");
+    buf
 }

@@ -227,6 +227,7 @@ impl App {
         let health = Arc::default();
         let recorder = options.record.map(record::Recorder::new);
         store.feed().keep(options.events_kept);
+        store.feed().encode_with(events::encode);
         App {
             store,
             health,

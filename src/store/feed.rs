@@ -18,8 +18,10 @@
 //!
 //! The feed keeps the last `--events-kept` decided events (older ones are
 //! dropped as new ones come), plus those still undecided: at most one per
-//! write in flight. An event holds a few words and the item's JSON, the
-//! very bytes of the write's response. Writers never wait for
+//! write in flight. An event is kept as its subscribers send it, made
+//! once when it is published (by the encoder the application gives,
+//! [`Feed::encode_with`]): a few words and the item's JSON, the bytes of
+//! the write's response; each subscriber copies them. Writers never wait for
 //! subscribers: they append under a short lock, and wake subscribers only
 //! when one waits for that collection's events. Each subscriber reads at
 //! its own pace; one that has not read an event the feed then dropped is
@@ -47,7 +49,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::{Resource, Todo};
@@ -80,9 +82,9 @@ impl Kind {
     }
 }
 
-/// One acknowledged write.
-#[derive(Debug, Clone)]
-pub struct Event {
+/// One acknowledged write, as the encoder sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Event<'a> {
     /// The event's id: only grows.
     pub id: u64,
     pub kind: Kind,
@@ -91,7 +93,24 @@ pub struct Event {
     /// The item's id; none for a reset.
     pub item_id: Option<u64>,
     /// The item's JSON as a GET returns it, for a create or an update.
-    pub item: Option<Arc<Vec<u8>>>,
+    pub item: Option<&'a [u8]>,
+}
+
+/// How the application sends an event: its bytes on the wire.
+pub type Encode = fn(&Event<'_>) -> Vec<u8>;
+
+/// The encoder of a feed no one gave one: the id and the collection, a
+/// line each event.
+fn plain(event: &Event<'_>) -> Vec<u8> {
+    format!("{} {}\n", event.id, event.collection).into_bytes()
+}
+
+/// An event as the ring keeps it.
+struct Kept {
+    id: u64,
+    collection: &'static str,
+    /// As the subscribers send it ([`Encode`]).
+    bytes: Vec<u8>,
 }
 
 /// The events of the writes, for the subscribers.
@@ -102,6 +121,8 @@ pub struct Feed {
     state: Mutex<State>,
     /// Signalled when more events are decided, or the feed stops.
     arrived: Condvar,
+    /// How events are encoded ([`Feed::encode_with`]).
+    encode: OnceLock<Encode>,
 }
 
 /// The feed's state, under `Feed::state`.
@@ -126,6 +147,11 @@ struct State {
     waiting: [usize; 3],
     latest: [u64; 3],
     dropped: [u64; 3],
+    /// Subscribers resting with events to read (see [`Subscription::wait`]),
+    /// `decided` when they were last nudged, and how many nudges so far.
+    resting: usize,
+    nudged: u64,
+    nudges: u64,
     /// The server is stopping: every stream ends.
     stopped: bool,
 }
@@ -134,7 +160,7 @@ enum Entry {
     /// A write holds the ticket: not yet acknowledged, nor failed.
     Pending,
     Cancelled,
-    Published(Event),
+    Published(Kept),
 }
 
 /// The right, and the duty, to publish one event: taken under a
@@ -152,8 +178,8 @@ pub struct Full;
 /// What [`Subscription::wait`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Next {
-    /// New events: those wanted in the buffer given (maybe none).
-    Events,
+    /// This many events, appended to the buffer given.
+    Events(usize),
     /// Nothing new until the time given.
     Quiet,
     /// The subscriber fell further behind than the feed keeps: the events
@@ -161,6 +187,13 @@ pub enum Next {
     Behind,
     /// The server is stopping.
     Stopped,
+}
+
+impl State {
+    /// A quarter of the events kept, at least one.
+    fn quarter(&self) -> u64 {
+        (self.kept as u64 / 4).max(1)
+    }
 }
 
 /// What a subscriber reads, as an index: every collection (0), or one.
@@ -214,9 +247,21 @@ impl Feed {
                 waiting: [0; 3],
                 latest: [0; 3],
                 dropped: [0; 3],
+                resting: 0,
+                nudged: first,
+                nudges: 0,
                 stopped: false,
             }),
             arrived: Condvar::new(),
+            encode: OnceLock::new(),
+        }
+    }
+
+    /// How each event is to be sent: encoded once, when it is published,
+    /// for every subscriber. The first encoder given stays.
+    pub fn encode_with(&self, encode: Encode) {
+        if self.encode.set(encode).is_err() {
+            log::debug!("the feed's encoder is set already");
         }
     }
 
@@ -246,7 +291,7 @@ impl Feed {
     }
 
     /// Publishes or cancels the id of a ticket; see the module comment.
-    fn decide(&self, id: u64, event: Option<Event>) {
+    fn decide(&self, id: u64, event: Option<Kept>) {
         let mut state = self.lock();
         // Recording stopped and started again since the ticket was taken.
         let Some(at) = id.checked_sub(state.start) else {
@@ -284,7 +329,14 @@ impl Feed {
             state.start = state.next;
             state.decided = state.next;
         }
-        let wake = (0..3).any(|at| new[at] && state.waiting[at] > 0);
+        // Resting subscribers are nudged every quarter of the ring, so that
+        // one that keeps up is never dropped behind, whatever the pace.
+        let nudge = state.resting > 0 && state.decided >= state.nudged + state.quarter();
+        if nudge {
+            state.nudged = state.decided;
+            state.nudges += 1;
+        }
+        let wake = nudge || (0..3).any(|at| new[at] && state.waiting[at] > 0);
         drop(state);
         if wake {
             self.arrived.notify_all();
@@ -350,13 +402,14 @@ impl Feed {
 }
 
 impl Ticket<'_> {
-    /// Publishes the event of an acknowledged write.
+    /// Publishes the event of an acknowledged write, encoded here, on the
+    /// writer's thread, outside every lock.
     pub fn publish(
         mut self,
         kind: Kind,
         collection: &'static str,
         item_id: Option<u64>,
-        item: Option<&Arc<Vec<u8>>>,
+        item: Option<&[u8]>,
     ) {
         if let Some(feed) = self.feed.take() {
             let event = Event {
@@ -364,9 +417,16 @@ impl Ticket<'_> {
                 kind,
                 collection,
                 item_id,
-                item: item.map(Arc::clone),
+                item,
             };
-            feed.decide(self.id, Some(event));
+            let encode = feed.encode.get().copied().unwrap_or(plain);
+            let bytes = encode(&event);
+            let kept = Kept {
+                id: self.id,
+                collection,
+                bytes,
+            };
+            feed.decide(self.id, Some(kept));
         }
     }
 }
@@ -392,10 +452,20 @@ impl Subscription {
     }
 
     /// Waits until there are events it wants after the last read, up to
-    /// `until`, and moves up to `most` of them into `events`. A subscriber
-    /// that pauses after each return before it waits again is woken at
-    /// most once a pause, however many writes there are.
-    pub fn wait(&mut self, events: &mut Vec<Event>, most: usize, until: Instant) -> Next {
+    /// `until`, and appends the bytes of up to `most` of them to `out`,
+    /// stopping once `out` holds `room` bytes or more. Until `rest`,
+    /// it lets events accumulate, unless a quarter of the ring has, or the
+    /// writers nudge it (every quarter of the ring while some rest): a
+    /// subscriber that rests a while after each read is woken a few times
+    /// a second however many writes there are, and one that keeps up is
+    /// never dropped behind.
+    pub fn wait(
+        &mut self,
+        out: &mut Vec<u8>,
+        (most, room): (usize, usize),
+        mut rest: Instant,
+        until: Instant,
+    ) -> Next {
         let mut state = self.feed.lock();
         let at = self.interest;
         loop {
@@ -411,28 +481,46 @@ impl Subscription {
                 // Nothing new it wants: what is decided, it need not look at.
                 self.cursor = self.cursor.max(state.decided);
             }
-            if self.cursor < state.decided {
-                while self.cursor < state.decided && events.len() < most {
+            let now = Instant::now();
+            let piled = self.cursor + state.quarter() <= state.decided;
+            if self.cursor < state.decided && (now >= rest || piled) {
+                let mut count = 0;
+                while self.cursor < state.decided && count < most && out.len() < room {
                     let entry = &state.ring[(self.cursor - state.start) as usize];
-                    if let Entry::Published(event) = entry
-                        && (at == 0 || interest(Some(event.collection)) == at)
+                    if let Entry::Published(kept) = entry
+                        && (at == 0 || interest(Some(kept.collection)) == at)
                     {
-                        events.push(event.clone());
+                        out.extend_from_slice(&kept.bytes);
+                        count += 1;
                     }
                     self.cursor += 1;
                 }
-                return Next::Events;
+                return Next::Events(count);
             }
-            let Some(left) = until.checked_duration_since(Instant::now()) else {
-                return Next::Quiet;
+            // Events to read, but resting: until `rest`, or a nudge.
+            let resting = self.cursor < state.decided;
+            let left = match until.checked_duration_since(now) {
+                _ if resting => rest - now,
+                Some(left) => left,
+                None => return Next::Quiet,
             };
-            state.waiting[at] += 1;
+            match resting {
+                true => state.resting += 1,
+                false => state.waiting[at] += 1,
+            }
+            let nudges = state.nudges;
             state = self
                 .feed
                 .arrived
                 .wait_timeout(state, left)
                 .map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
-            state.waiting[at] -= 1;
+            match resting {
+                true => state.resting -= 1,
+                false => state.waiting[at] -= 1,
+            }
+            if resting && state.nudges != nudges {
+                rest = Instant::now();
+            }
         }
     }
 }

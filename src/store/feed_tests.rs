@@ -28,11 +28,23 @@ fn created_in(feed: &Feed, collection: &'static str, item_id: u64) -> u64 {
     id
 }
 
+/// The ids in what a feed without an encoder sends: a line per event.
+fn ids(bytes: &[u8]) -> Vec<u64> {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let id = |line: &str| line.split(' ').next().unwrap().parse().unwrap();
+    text.lines().map(id).collect()
+}
+
 /// The ids of the events read now, without waiting.
 fn read(subscription: &mut Subscription) -> Result<Vec<u64>, Next> {
     let mut events = Vec::new();
-    match subscription.wait(&mut events, 100, Instant::now()) {
-        Next::Events | Next::Quiet => Ok(events.iter().map(|e| e.id).collect()),
+    match subscription.wait(
+        &mut events,
+        (100, usize::MAX),
+        Instant::now(),
+        Instant::now(),
+    ) {
+        Next::Events(_) | Next::Quiet => Ok(ids(&events)),
         other => Err(other),
     }
 }
@@ -125,8 +137,16 @@ fn a_subscriber_further_behind_than_the_feed_keeps_is_told() {
         created(&feed, n);
     }
     let mut partial = Vec::new();
-    assert_eq!(slow.wait(&mut partial, 2, Instant::now()), Next::Events);
-    assert_eq!(partial.len(), 2, "at most as many as asked");
+    assert_eq!(
+        slow.wait(
+            &mut partial,
+            (2, usize::MAX),
+            Instant::now(),
+            Instant::now()
+        ),
+        Next::Events(2)
+    );
+    assert_eq!(ids(&partial).len(), 2, "at most as many as asked");
     for n in 5..=7 {
         created(&feed, n);
     }
@@ -164,8 +184,11 @@ fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
     };
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(10);
-    assert_eq!(subscription.wait(&mut events, 10, until), Next::Events);
-    assert_eq!(events[0].id, writer.join().unwrap());
+    assert_eq!(
+        subscription.wait(&mut events, (10, usize::MAX), Instant::now(), until),
+        Next::Events(1)
+    );
+    assert_eq!(ids(&events), [writer.join().unwrap()]);
     let stopper = {
         let feed = Arc::clone(&feed);
         std::thread::spawn(move || {
@@ -175,7 +198,10 @@ fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
             feed.stop();
         })
     };
-    assert_eq!(subscription.wait(&mut events, 10, until), Next::Stopped);
+    assert_eq!(
+        subscription.wait(&mut events, (10, usize::MAX), Instant::now(), until),
+        Next::Stopped
+    );
     stopper.join().unwrap();
 }
 
@@ -199,9 +225,12 @@ fn a_subscriber_to_one_collection_is_not_woken_nor_dropped_for_the_other() {
     };
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(10);
-    assert_eq!(widgets.wait(&mut events, 10, until), Next::Events);
+    assert_eq!(
+        widgets.wait(&mut events, (10, usize::MAX), Instant::now(), until),
+        Next::Events(1)
+    );
     let (todo, widget) = writer.join().unwrap();
-    assert_eq!(events.iter().map(|e| e.id).collect::<Vec<_>>(), [widget]);
+    assert_eq!(ids(&events), [widget]);
     assert_eq!(read(&mut everything), Ok(vec![todo, widget]));
     // Many todos later the widget is dropped from the ring, and only todos
     // after it: a widgets subscriber has missed nothing.
@@ -216,4 +245,47 @@ fn a_subscriber_to_one_collection_is_not_woken_nor_dropped_for_the_other() {
     assert_eq!(read(&mut everything), Err(Next::Behind));
     let next = created_in(&feed, "widgets", 2);
     assert_eq!(read(&mut widgets), Ok(vec![next]));
+}
+
+#[test]
+fn a_resting_subscriber_is_nudged_before_the_ring_drops_its_events() {
+    use std::sync::atomic::AtomicUsize;
+    const EVENTS: usize = 200;
+    let feed = feed();
+    feed.keep(64); // nudges every 16 events
+    let mut subscription = feed.subscribe(None, MAX, None).unwrap();
+    let read_so_far = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (feed, read_so_far) = (Arc::clone(&feed), Arc::clone(&read_so_far));
+        std::thread::spawn(move || {
+            let mut ids = Vec::new();
+            // 16 more after those read: the nudge that ends the last rest.
+            for n in 0..EVENTS + 16 {
+                // At most 24 unread, well within the ring: the reader, which
+                // rests for 20 s after each read, must be nudged awake.
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while ids.len() - read_so_far.load(Ordering::SeqCst) >= 24 {
+                    assert!(Instant::now() < deadline, "no nudge woke the subscriber");
+                    std::thread::yield_now();
+                }
+                ids.push(created(&feed, n as u64));
+            }
+            ids
+        })
+    };
+    let mut read = Vec::new();
+    while read.len() < EVENTS {
+        let mut events = Vec::new();
+        let asked = Instant::now();
+        let later = asked + Duration::from_secs(20);
+        let next = subscription.wait(&mut events, (100, usize::MAX), later, later);
+        assert_eq!(next, Next::Events(ids(&events).len()));
+        assert!(
+            asked.elapsed() < Duration::from_secs(15),
+            "woken by the rest's end"
+        );
+        read.extend(ids(&events));
+        read_so_far.store(read.len(), Ordering::SeqCst);
+    }
+    assert_eq!(read[..EVENTS], writer.join().unwrap()[..EVENTS]);
 }

@@ -390,12 +390,8 @@ impl Store {
         self.commit(appended)?;
         let rendered = render(&item)?;
         if let Some(ticket) = ticket {
-            ticket.publish(
-                Kind::Created,
-                T::COLLECTION,
-                Some(item.id()),
-                Some(&rendered.body),
-            );
+            let (item_id, body) = (Some(item.id()), Some(rendered.body.as_slice()));
+            ticket.publish(Kind::Created, T::COLLECTION, item_id, body);
         }
         Ok((item, rendered))
     }
@@ -481,7 +477,8 @@ impl Store {
         self.commit(appended)?;
         let rendered = render(&item)?;
         if let Some(ticket) = ticket {
-            ticket.publish(Kind::Updated, T::COLLECTION, Some(id), Some(&rendered.body));
+            let body = Some(rendered.body.as_slice());
+            ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
         }
         Ok(Some((item, rendered)))
     }

@@ -109,7 +109,7 @@ fn a_failed_group_commit_takes_back_every_change_in_it() {
     // later event would wait behind it forever).
     let mut events = Vec::new();
     let now = std::time::Instant::now();
-    let next = subscription.wait(&mut events, 10, now);
+    let next = subscription.wait(&mut events, (10, usize::MAX), now, now);
     assert_eq!((next, events.len()), (feed::Next::Quiet, 0));
     assert_eq!(store.feed().undecided(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
