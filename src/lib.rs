@@ -34,7 +34,6 @@
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
 //! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
-//! | `logging.rs` | the log's lines on stderr (the access log writes its own, in `transport/`) |
 //!
 //! # Read the code
 //!
@@ -83,6 +82,13 @@
 //! defect of the HTTP library each piece around the normal path works
 //! around; `docs/learn.md` reads the trace line by line.
 
+/// The target of the log's lines at `info` and above: the program's name,
+/// where simple_logger would print the module's path
+/// (`[widgets_todos::store::journal]`), which a person reading the log does
+/// not need. `debug` and `trace` lines keep their module's path, to find the
+/// code.
+pub const LOG: &str = "widgets-todos";
+
 pub mod app;
 pub mod config;
 pub mod error;
@@ -90,7 +96,6 @@ pub mod health;
 pub mod healthcheck;
 pub mod http;
 pub mod import;
-pub mod logging;
 pub mod model;
 pub mod store;
 pub mod transport;

@@ -356,8 +356,7 @@ fn operand<T: Queryable>(
             if looks_like_a_pattern(value) {
                 // json-server reads _like as a regular expression; a client
                 // written for it gets [] here, which alone says nothing.
-                log::info!(
-                    "{param}={value}: _like looks for this text as it is written, ignoring case \
+                log::info!(target: crate::LOG, "{param}={value}: _like looks for this text as it is written, ignoring case \
                      (not a regular expression, as in json-server): ^, $, .*, [ ], | and \\ are \
                      matched as characters"
                 );

@@ -120,7 +120,7 @@ pub struct Listed {
 /// bug, logged here, and a 500.
 pub fn render(value: &impl serde::Serialize) -> Result<Rendered, ApiError> {
     let body = serde_json::to_vec(value).map_err(|err| {
-        log::error!("cannot serialize a response body: {err}");
+        log::error!(target: crate::LOG, "cannot serialize a response body: {err}");
         ApiError::Internal
     })?;
     let etag = entity_tag(&body);
@@ -175,8 +175,7 @@ impl Stored for Todo {
 /// The one place a lock is taken; see the module comment on poisoning.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| {
-        log::warn!(
-            "a handler panicked while holding the store lock; the data is intact, carrying on"
+        log::warn!(target: crate::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
         );
         mutex.clear_poison();
         poisoned.into_inner()
@@ -304,10 +303,10 @@ impl Store {
         if let Some(compactor) = lock(&self.compactor).take()
             && compactor.join().is_err()
         {
-            log::error!("the compaction thread panicked");
+            log::error!(target: crate::LOG, "the compaction thread panicked");
         }
         if let Err(err) = self.shared.compact() {
-            log::error!("cannot write the final snapshot: {err}; the journal keeps every change");
+            log::error!(target: crate::LOG, "cannot write the final snapshot: {err}; the journal keeps every change");
         }
     }
 
@@ -543,7 +542,7 @@ impl Shared {
                 continue;
             }
             if let Err(err) = self.compact() {
-                log::warn!("cannot compact the journal: {err}; it keeps growing until a retry");
+                log::warn!(target: crate::LOG, "cannot compact the journal: {err}; it keeps growing until a retry");
             }
         }
     }

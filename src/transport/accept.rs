@@ -192,7 +192,7 @@ impl Accepting {
         // Shutting down a listening socket makes a blocked accept() fail,
         // which ends the accept loop.
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
-            log::warn!("cannot shut down the listening socket: {err}");
+            log::warn!(target: crate::LOG, "cannot shut down the listening socket: {err}");
         }
         self.shared.stop();
         self.pool.stop();
@@ -219,8 +219,7 @@ impl Accepting {
             let capacity = &self.capacity;
             if capacity.open() >= capacity.max() && !full {
                 full = true;
-                log::warn!(
-                    "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
+                log::warn!(target: crate::LOG, "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
                     capacity.max()
                 );
             }
@@ -261,7 +260,7 @@ impl Accepting {
             };
             let (since, pause) = match failing {
                 None => {
-                    log::warn!("accepting a connection failed: {err}; retrying");
+                    log::warn!(target: crate::LOG, "accepting a connection failed: {err}; retrying");
                     (Instant::now(), Duration::from_millis(10))
                 }
                 Some((since, pause)) => (since, (pause * 2).min(Duration::from_secs(1))),
@@ -287,7 +286,7 @@ impl Accepting {
             let max = self.capacity.max();
             if stuck * 2 < max {
                 if since.take().is_some() {
-                    log::info!("{stuck} of {max} connections stuck: serving normally again");
+                    log::info!(target: crate::LOG, "{stuck} of {max} connections stuck: serving normally again");
                     self.health.set(None);
                 }
                 continue;
@@ -297,8 +296,7 @@ impl Accepting {
                 self.stuck_after
             );
             let began = *since.get_or_insert_with(|| {
-                log::warn!(
-                    "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: README, Limits and hardening",
+                log::warn!(target: crate::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: README, Limits and hardening",
                     self.stuck_for
                 );
                 Instant::now()
