@@ -1,4 +1,4 @@
-//! Failure on purpose, with `--faults` (README, "Failure on purpose"), so
+//! Failure on purpose, with `--faults` (docs/testing-clients.md), so
 //! that a client can be tested against a server that fails: a request asks
 //! for an error with `_status=503`, or for a dropped connection with
 //! `_fault=close`; `--fail-rate P` fails that share of requests by itself
@@ -14,7 +14,7 @@
 //! `/healthz` and the OpenAPI document never fail on purpose.
 //!
 //! **Which requests `--fail-rate` fails.** Every request that reaches the
-//! check is counted, 1, 2, 3, ..., in the order the workers reach it, with
+//! check is counted, 1, 2, 3, ..., in the order they reach it, with
 //! `_status` or `_fault` or without (those win over the rate, but still
 //! count). The n-th fails when the n-th number of SplitMix64 seeded with
 //! `--seed` (`model/generate.rs`), its top 53 bits read as a fraction from

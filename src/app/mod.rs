@@ -416,7 +416,7 @@ impl App {
     }
 
     /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
-    /// into the item (README, "Updates"); PATCH also takes merge-patch+json.
+    /// into the item (docs/api.md, "The resources"); PATCH also takes merge-patch+json.
     /// With `If-Match`, only while the item is still the version named.
     fn update<T: Stored>(
         &self,

@@ -355,7 +355,7 @@ pub struct Response {
     /// The body and its media type; `None` for 204 and 304.
     pub body: Option<(&'static str, Body)>,
     /// How long to hold the response back (`--delay`, `_delay`): the
-    /// transport sends it this much later, without a worker waiting.
+    /// transport sends it this much later, giving back its turn meanwhile.
     pub delay: Duration,
     /// Send nothing: the transport closes the connection without a
     /// response (`_fault=close`); the status is only logged.
@@ -457,7 +457,7 @@ impl Response {
         }
         // RFC 9110 section 8.6: no Content-Length on a 204 or a 304.
         if self.status != 204 && self.status != 304 {
-            field("Content-Length", itoa::Buffer::new().format(body.len()));
+            field("Content-Length", &body.len().to_string());
         }
         for (name, value) in &self.headers {
             field(name, value);

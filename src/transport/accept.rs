@@ -296,7 +296,7 @@ impl Accepting {
                 self.stuck_after
             );
             let began = *since.get_or_insert_with(|| {
-                log::warn!(target: crate::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: README, Limits and hardening",
+                log::warn!(target: crate::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: docs/limits.md",
                     self.stuck_for
                 );
                 Instant::now()
