@@ -258,6 +258,7 @@ impl<'a> Request<'a> {
             Some(BodyFormat::Form) => decode_form(&body),
             None => Err(ApiError::UnsupportedMediaType {
                 detail: "the request has a body but no Content-Type".into(),
+                hint: media_types_hint(merge_patch),
             }),
         };
         self.body_read = Some(body);
@@ -289,6 +290,16 @@ fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec
     }
 }
 
+/// The hint of a 415: the media types a body may have.
+fn media_types_hint(merge_patch: bool) -> String {
+    let also = if merge_patch {
+        ", application/merge-patch+json"
+    } else {
+        ""
+    };
+    format!("send Content-Type: application/json{also} or application/x-www-form-urlencoded")
+}
+
 /// The body formats we decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFormat {
@@ -308,31 +319,24 @@ impl BodyFormat {
         let mut parts = value.split(';');
         let media = parts.next().unwrap_or("").trim();
         let is = |name: &str| media.eq_ignore_ascii_case(name);
-        let format = if is("application/json")
-            || (merge_patch && is("application/merge-patch+json"))
-        {
-            BodyFormat::Json
-        } else if is("application/x-www-form-urlencoded") {
-            BodyFormat::Form
-        } else {
-            let also = if merge_patch {
-                ", application/merge-patch+json"
+        let format =
+            if is("application/json") || (merge_patch && is("application/merge-patch+json")) {
+                BodyFormat::Json
+            } else if is("application/x-www-form-urlencoded") {
+                BodyFormat::Form
             } else {
-                ""
+                return Err(ApiError::UnsupportedMediaType {
+                    detail: format!("Content-Type '{}' is not supported", value.trim()),
+                    hint: media_types_hint(merge_patch),
+                });
             };
-            return Err(ApiError::UnsupportedMediaType {
-                detail: format!(
-                    "Content-Type '{}' is not supported; use application/json{also} or application/x-www-form-urlencoded",
-                    value.trim()
-                ),
-            });
-        };
         for (name, charset) in parts.filter_map(|param| param.split_once('=')) {
             let charset = charset.trim().trim_matches('"');
             if name.trim().eq_ignore_ascii_case("charset") && !charset.eq_ignore_ascii_case("utf-8")
             {
                 return Err(ApiError::UnsupportedMediaType {
-                    detail: format!("charset '{charset}' is not supported; send UTF-8"),
+                    detail: format!("charset '{charset}' is not supported"),
+                    hint: "send the body in UTF-8, with charset=utf-8 or no charset".into(),
                 });
             }
         }

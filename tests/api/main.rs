@@ -8,6 +8,7 @@ mod support;
 mod big_lists;
 mod capacity;
 mod cli;
+mod clients;
 mod ecosystem;
 mod errors;
 mod faults;
