@@ -28,10 +28,11 @@
 //!    412 when no tag matches); POST: the store may be full (507). GET and
 //!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
 //!
-//! A DELETE answers 204 with no content, unless its `Accept` names
-//! `application/json`: then 200 with the item deleted (RFC 9110 section
-//! 9.3.5 allows either), which is what json-server clients such as
-//! react-admin's data provider read.
+//! A DELETE answers 200 with the item deleted, as json-server does and as
+//! its clients read (`fetch(...).then(r => r.json())`, react-admin's
+//! providers); a client that asks for no content with `Prefer:
+//! return=minimal` (RFC 7240) gets 204 (RFC 9110 section 9.3.5 allows
+//! either), and `Preference-Applied` says which `return` was honoured.
 //!
 //! Every response, errors included, then gets its CORS header fields
 //! ([`App::cors`]), and an `/api` response the delay of `_delay` or
@@ -48,7 +49,8 @@ use crate::config::{self, Config, Cors, MAX_DELAY_MS, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::conditional::Condition;
-use crate::http::{Body, JSON, Method, Request, Response, names_json, query_pairs};
+use crate::http::prefer::{Return, return_preference};
+use crate::http::{Body, JSON, Method, Request, Response, query_pairs};
 use crate::model::query::{self, ListQuery, bad, repeated};
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
@@ -361,19 +363,25 @@ impl App {
         Ok(json(200, render(&item)?))
     }
 
-    /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
-    /// `If-Match`, only while the item is still the version named. A
-    /// client whose `Accept` names `application/json` gets 200 with the
-    /// item deleted instead (see the module comment).
+    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, or 404
+    /// when already gone; with `If-Match`, only while the item is still
+    /// the version named. `Prefer: return=minimal` gets 204 (see the
+    /// module comment).
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let check = |item: &T| precondition(req.header("If-Match"), item);
         let deleted = self.store.delete::<T>(id, check)?;
         let item = deleted.ok_or_else(|| missing::<T>(id))?;
-        if names_json(req.header("Accept")) {
+        let preference = return_preference(req.header("Prefer"));
+        let response = if preference == Some(Return::Minimal) {
+            Response::empty(204)
+        } else {
             let Rendered { body, .. } = render(&item)?;
-            return Ok(Response::bytes(200, JSON, Body::Shared(body)));
-        }
-        Ok(Response::empty(204))
+            Response::bytes(200, JSON, Body::Shared(body))
+        };
+        Ok(match preference {
+            Some(preference) => response.with_header("Preference-Applied", preference.applied()),
+            None => response,
+        })
     }
 
     /// With `--auth-token`: 401 unless `Authorization: Bearer TOKEN`. The

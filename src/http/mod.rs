@@ -7,8 +7,9 @@
 //!   `Content-Length` (before a byte is read), the media type
 //!   (`Content-Type`), the size cap again while reading, and the syntax of
 //!   the format, JSON or form (RFC 9110 section 8.3).
-//! - Content negotiation: whether `Accept` admits JSON, names it, or
-//!   prefers HTML (section 12.5.1).
+//! - Content negotiation: whether `Accept` admits JSON or prefers HTML
+//!   (section 12.5.1); and the `return` preference of `Prefer`
+//!   (`prefer.rs`, RFC 7240).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document
 //!   (`problem.rs`). Form bodies are decoded in `form.rs`; the
@@ -31,6 +32,7 @@ use crate::model::{Fields, Members};
 
 pub mod conditional;
 mod form;
+pub mod prefer;
 mod problem;
 pub mod status;
 pub use form::decode_form;
@@ -50,17 +52,6 @@ pub fn accepts_json(accept: &str) -> bool {
         );
         served && q > 0.0
     })
-}
-
-/// Whether `Accept` names `application/json` itself with a q-value above
-/// 0, as a JSON client's library does (react-admin's `fetchJson` sends
-/// `Accept: application/json`); `*/*` or `application/*` alone is not
-/// asking for JSON by name.
-pub fn names_json(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return false;
-    };
-    ranges(accept).any(|(media, q)| media == "application/json" && q > 0.0)
 }
 
 /// Whether `Accept` prefers HTML to JSON: `text/html` gets a higher
@@ -168,6 +159,7 @@ pub const READ_HEADERS: &[&str] = &[
     "If-Match",
     "If-None-Match",
     "Origin",
+    "Prefer",
     "Access-Control-Request-Method",
     "Access-Control-Request-Headers",
     "X-Request-Id",

@@ -1,7 +1,7 @@
 //! [17] What the clients people point at this server show and read: the
 //! `message` member of every problem (what react-admin's and Refine's
 //! notifications show), the `errors` object of a 422 (what react-admin
-//! puts on its form's inputs).
+//! puts on its form's inputs), and DELETE's answer.
 
 use serde_json::{Value, json};
 
@@ -164,4 +164,110 @@ fn a_422_names_each_field_as_react_admin_and_refine_read_it() {
         problem(&server.get("/api/todos/9"), 404).get("errors"),
         None::<&Value>
     );
+}
+
+#[test]
+fn delete_answers_the_item_deleted_whatever_accept_says() {
+    let server = TestServer::start();
+    let fresh = || {
+        let created = server.create("/api/todos", r#"{"userId": 1, "title": "x"}"#);
+        format!("/api/todos/{}", created["id"])
+    };
+    // What json-server 0.17 answers, so `fetch(url, {method: "DELETE"})
+    // .then(r => r.json())` works: no Accept, curl's and fetch's `*/*`,
+    // react-admin's `application/json`, and ra-data-simple-rest's delete,
+    // which sends a Content-Type and no body.
+    for headers in [
+        &[][..],
+        &["Accept: */*"],
+        &["Accept: application/*"],
+        &["Accept: application/json"],
+        &["Accept: text/html, application/json;q=0.5"],
+        &["Content-Type: text/plain"],
+    ] {
+        let path = fresh();
+        let before = server.get(&path);
+        let response = server.send("DELETE", &path, headers, b"");
+        assert_eq!(response.status, 200, "{headers:?}: {}", response.text());
+        assert_eq!(response.header("Content-Type"), Some("application/json"));
+        assert_eq!(response.json(), before.json(), "{headers:?}");
+        assert_eq!(response.header("Preference-Applied"), None);
+        problem(&server.get(&path), 404);
+    }
+    // An Accept that rules JSON out is still 406, and deletes nothing.
+    let path = fresh();
+    problem(&server.send("DELETE", &path, &["Accept: text/html"], b""), 406);
+    assert_eq!(server.get(&path).status, 200);
+    // Errors stay problem documents; If-Match still holds.
+    problem(&server.delete("/api/todos/99"), 404);
+    let item = server.get(&path);
+    let etag = item.header("ETag").unwrap().to_string();
+    let wrong = "If-Match: \"0-0000000000000000\"";
+    problem(&server.send("DELETE", &path, &[wrong], b""), 412);
+    let right = format!("If-Match: {etag}");
+    let deleted = server.send("DELETE", &path, &[&right], b"");
+    assert_eq!(deleted.status, 200);
+    assert_eq!(deleted.json(), item.json());
+}
+
+#[test]
+fn prefer_return_minimal_gets_204_and_says_so() {
+    let server = TestServer::start();
+    let fresh = || {
+        let created = server.create("/api/widgets", r#"{"price": "$1", "quality": "q"}"#);
+        format!("/api/widgets/{}", created["id"])
+    };
+    // RFC 7240: `return=minimal`, alone or among others, in any case.
+    for prefer in [
+        "Prefer: return=minimal",
+        "Prefer: respond-async, RETURN=Minimal; x=1",
+        "Prefer: return=\"minimal\"",
+    ] {
+        let path = fresh();
+        let response = server.send("DELETE", &path, &[prefer], b"");
+        assert_eq!(response.status, 204, "{prefer}");
+        assert!(response.body.is_empty());
+        assert_eq!(response.header("Content-Type"), None);
+        assert_eq!(response.header("Content-Length"), None);
+        assert_eq!(response.header("Preference-Applied"), Some("return=minimal"));
+        assert_eq!(server.get(&path).status, 404, "{prefer}");
+    }
+    // `return=representation` is what it gets anyway, and says so.
+    let path = fresh();
+    let response = server.send("DELETE", &path, &["Prefer: return=representation"], b"");
+    assert_eq!(response.status, 200);
+    assert_eq!(response.json()["quality"], "q");
+    assert_eq!(
+        response.header("Preference-Applied"),
+        Some("return=representation")
+    );
+    // Any other preference, or a malformed one, is ignored: 200, no
+    // Preference-Applied (RFC 7240 section 2).
+    for prefer in [
+        "Prefer: handling=strict",
+        "Prefer: return=nothing",
+        "Prefer: wait=5",
+        "Prefer: ;;==\"",
+        "Prefer: return=representation-ish, return=minimal",
+    ] {
+        let path = fresh();
+        let response = server.send("DELETE", &path, &[prefer], b"");
+        assert_eq!(response.status, 200, "{prefer}");
+        assert_eq!(response.header("Preference-Applied"), None, "{prefer}");
+    }
+    // The answer to a failed DELETE is the same with or without it.
+    problem(
+        &server.send("DELETE", "/api/widgets/99", &["Prefer: return=minimal"], b""),
+        404,
+    );
+    // Other methods do not read it.
+    let created = server.send(
+        "POST",
+        "/api/widgets",
+        &["Content-Type: application/json", "Prefer: return=minimal"],
+        br#"{"price": "$2", "quality": "q"}"#,
+    );
+    assert_eq!(created.status, 201);
+    assert_eq!(created.json()["price"], "$2");
+    assert_eq!(created.header("Preference-Applied"), None);
 }
