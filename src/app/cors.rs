@@ -9,8 +9,10 @@ use super::App;
 use crate::config::Cors;
 use crate::http::{Request, Response};
 
-/// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
+/// The header fields a browser script may read from a response (CORS):
+/// react-admin's simple-rest provider reads a list's total from
+/// `Content-Range`, the json-server one from `X-Total-Count`.
+pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id";
 
 impl App {
     /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
@@ -60,7 +62,8 @@ impl App {
 
 /// [`EXPOSED`] and `Retry-After`, written out so that no response makes it
 /// (a unit test holds the two together).
-const WITH_RETRY_AFTER: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id, Retry-After";
+const WITH_RETRY_AFTER: &str =
+    "Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id, Retry-After";
 
 /// The header fields CORS lets a script read: with a `Retry-After` (a 429
 /// or 503 failed on purpose), which is not CORS-safelisted, that one too,

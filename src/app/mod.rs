@@ -295,19 +295,22 @@ impl App {
     }
 
     /// `GET /api/{collection}`: the items the query selects (every item,
-    /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link`
-    /// for a `_page` query.
+    /// ascending id, by default), with `ETag`, `X-Total-Count`, `Link` for
+    /// a `_page` query, and `Content-Range` for one in react-admin's
+    /// simple-rest dialect (`model/simple_rest.rs`).
     fn list<T: Stored>(&self, req: &Request<'_>, query: &ListQuery) -> Result<Response, ApiError> {
         let Listed { rendered, total } = self.store.list::<T>(query)?;
         if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
-        let link = query.link(&format!("/api/{}", T::COLLECTION), total);
-        let response = json(200, rendered).with_header("X-Total-Count", total.to_string());
-        Ok(match link {
-            Some(link) => response.with_header("Link", link),
-            None => response,
-        })
+        let mut response = json(200, rendered).with_header("X-Total-Count", total.to_string());
+        if let Some(link) = query.link(&format!("/api/{}", T::COLLECTION), total) {
+            response = response.with_header("Link", link);
+        }
+        if let Some(range) = query.content_range(T::COLLECTION, total) {
+            response = response.with_header("Content-Range", range);
+        }
+        Ok(response)
     }
 
     /// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
@@ -449,6 +452,9 @@ fn check_method_and_query(
         .iter()
         .find(|(name, _)| name != "_delay" && name != "_");
     if let Some((name, _)) = other {
+        if let Some(relations) = query::relations(name) {
+            return Err(relations);
+        }
         return Err(ApiError::BadRequest {
             detail: format!(
                 "unknown query parameter '{name}': this path takes no query parameters"

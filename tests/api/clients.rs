@@ -27,7 +27,7 @@ fn every_problem_carries_the_sentence_a_client_shows() {
         message(&server.get("/api/todos?_sortt=id"), 400),
         "unknown query parameter '_sortt'; valid parameters: id, userId, title, completed \
          (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, \
-         _limit, _start, _end, _delay, _; did you mean _sort?"
+         _limit, _start, _end, sort, range, filter, _delay, _; did you mean _sort?"
     );
     // 404: no hint to add.
     assert_eq!(
@@ -196,7 +196,10 @@ fn delete_answers_the_item_deleted_whatever_accept_says() {
     }
     // An Accept that rules JSON out is still 406, and deletes nothing.
     let path = fresh();
-    problem(&server.send("DELETE", &path, &["Accept: text/html"], b""), 406);
+    problem(
+        &server.send("DELETE", &path, &["Accept: text/html"], b""),
+        406,
+    );
     assert_eq!(server.get(&path).status, 200);
     // Errors stay problem documents; If-Match still holds.
     problem(&server.delete("/api/todos/99"), 404);
@@ -229,7 +232,10 @@ fn prefer_return_minimal_gets_204_and_says_so() {
         assert!(response.body.is_empty());
         assert_eq!(response.header("Content-Type"), None);
         assert_eq!(response.header("Content-Length"), None);
-        assert_eq!(response.header("Preference-Applied"), Some("return=minimal"));
+        assert_eq!(
+            response.header("Preference-Applied"),
+            Some("return=minimal")
+        );
         assert_eq!(server.get(&path).status, 404, "{prefer}");
     }
     // `return=representation` is what it gets anyway, and says so.
@@ -257,7 +263,12 @@ fn prefer_return_minimal_gets_204_and_says_so() {
     }
     // The answer to a failed DELETE is the same with or without it.
     problem(
-        &server.send("DELETE", "/api/widgets/99", &["Prefer: return=minimal"], b""),
+        &server.send(
+            "DELETE",
+            "/api/widgets/99",
+            &["Prefer: return=minimal"],
+            b"",
+        ),
         404,
     );
     // Other methods do not read it.

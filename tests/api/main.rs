@@ -22,6 +22,7 @@ mod record;
 mod request_ids;
 mod resources;
 mod shutdown;
+mod simple_rest;
 mod storage;
 mod testers;
 mod wire;

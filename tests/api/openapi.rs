@@ -244,7 +244,12 @@ fn generated_clients_get_what_the_server_takes_and_sends() {
     // Every problem has a message; a 422's errors is an object of strings
     // with `root.serverError`.
     let problem = &file["components"]["schemas"]["Problem"];
-    assert!(problem["required"].as_array().unwrap().contains(&"message".into()));
+    assert!(
+        problem["required"]
+            .as_array()
+            .unwrap()
+            .contains(&"message".into())
+    );
     let errors = &file["components"]["schemas"]["FieldErrors"];
     assert_eq!(errors["additionalProperties"]["type"], "string");
     assert_eq!(errors["required"], serde_json::json!(["root"]));
@@ -256,6 +261,9 @@ fn generated_clients_get_what_the_server_takes_and_sends() {
         assert_eq!(ok, &format!("#/components/schemas/{schema}"));
         assert!(delete["responses"]["204"].is_object(), "{path}");
         let prefer = serde_json::json!({"$ref": "#/components/parameters/PreferReturn"});
-        assert!(delete["parameters"].as_array().unwrap().contains(&prefer), "{path}");
+        assert!(
+            delete["parameters"].as_array().unwrap().contains(&prefer),
+            "{path}"
+        );
     }
 }
