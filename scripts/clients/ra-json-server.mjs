@@ -193,6 +193,13 @@ await operation('deleteMany: 2 ids (a DELETE each)', async () => {
     return `ids ${result.data.join(', ')}`;
 });
 
+await operation('fetch(url, {method: "DELETE"}).then(r => r.json()), as json-server users write it', async () => {
+    const { data: record } = await call('create', 'todos', { data: { userId: 9, title: 'Plain fetch' } });
+    const deleted = await withTimeout(fetch(`${API_URL}/todos/${record.id}`, { method: 'DELETE' }).then(r => r.json()));
+    same(deleted, { id: record.id, userId: 9, title: 'Plain fetch', completed: false }, 'the todo deleted');
+    return `id ${deleted.id}`;
+});
+
 await errorCases(operation, {
     provider: dataProvider,
     make: httpClient => jsonServerProvider(API_URL, httpClient),
