@@ -2,8 +2,9 @@
 # Installs what the test suite needs beyond the Rust toolchain, only when it
 # is missing: curl (smoke test), nginx (the reverse proxy test), wrk
 # (benchmark), openssl (a certificate for the HTTPS test), chromium (CORS in
-# a browser), python3-venv (for the PyPI tools of scripts/fuzz.sh), Node
-# and npm (the clients of scripts/clients.sh), and rustfmt and clippy
+# a browser), python3-venv (for the PyPI tools of scripts/fuzz.sh), valgrind
+# (scripts/trace.sh: the functions one request runs), Node and npm (the
+# clients of scripts/clients.sh), and rustfmt and clippy
 # (checks).
 set -euo pipefail
 
@@ -15,6 +16,7 @@ command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then

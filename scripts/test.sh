@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it and as a newcomer should:
-#   format and lint checks, unit and integration tests, then the release
+#   format and lint checks, unit and integration tests, the files one
+#   request runs held against "Read the code" (scripts/trace.sh), then the release
 #   binary started on a free port and walked by scripts/smoke.sh, a client
 #   scenario checked from the request journal (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, the clients people use
@@ -26,6 +27,10 @@ echo "== cargo test"
 tmp=$(mktemp -d)
 cargo test 2>&1 | tee "$tmp/cargo-test"
 cargo_passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$tmp/cargo-test" | awk '{ n += $1 } END { print n + 0 }')
+echo "== the path of one request: \"Read the code\" (src/lib.rs) against the trace"
+# The debug build cargo test made, under callgrind. Add --limits to enforce
+# issue [16]'s limits (functions and files per request, function length).
+scripts/trace.sh --check
 echo "== cargo build --release"
 cargo build --release
 

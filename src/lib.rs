@@ -36,26 +36,64 @@
 //!
 //! # Read the code
 //!
-//! A `GET /api/todos/1` passes through five files, in this order:
+//! The files of `src/` one request runs on the defaults, in the order it
+//! meets them, as `scripts/trace.sh 'GET /api/todos/1'` shows them (with
+//! every function and its line). CI runs `scripts/trace.sh --check`, which
+//! fails when a list below and the trace disagree on a file, either way.
+//! So that it can read them: a paragraph that names a request in
+//! backquotes opens that request's list, and each item of the list starts
+//! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! 1. `transport/mod.rs`: `serve`, the normal path: the request's head and
-//!    body in, the handler called, the response out;
-//! 2. `app/mod.rs`: [`app::App`]'s routing table, the checks, and `get`;
-//! 3. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
-//!    the item's JSON and `ETag` from the collection's cache, or, the first
-//!    time, makes them with [`store::render`];
-//! 4. `model/mod.rs`: [`model::Todo`], which `render` serializes with
-//!    serde's derive;
-//! 5. `http/mod.rs`: [`http::Response`] with its `ETag`, and its encoding as
-//!    HTTP/1.1 bytes, which `transport/mod.rs` writes.
+//! A `GET /api/todos/1` runs thirteen files:
 //!
-//! A `POST /api/todos` passes through the same five: the transport; the
-//! app's `create`; `http` reads and decodes the body into fields; `model`
-//! checks them (`Validator`) into a new `Todo`; the store gives it the next
-//! id; `http` encodes the 201. With `--data`, `store/journal.rs` writes its
-//! record too. The transport's other files (the accept loop, connection
-//! handling, the workarounds for the HTTP library's defects) are its
-//! internals: `transport/mod.rs` says what each one does.
+//! 1. `transport/workers.rs`: the connection's thread reads the request
+//!    (`Workers::read`; the HTTP library parses its head) and queues it; a
+//!    worker takes it off the queue (`Workers::work`);
+//! 2. `transport/capacity.rs`: when the connection started reading the
+//!    head, for the watchdog, which finds connections that make no progress;
+//! 3. `transport/connection.rs`: a connection's requests are served one at
+//!    a time, in order (`Connection::arrive`, `Connection::next`);
+//! 4. `transport/body.rs`: how the header fields frame the body
+//!    (`Framing::of`), and the reader the handler gets;
+//! 5. `transport/library.rs`: the request as the HTTP library read it,
+//!    behind the trait `Incoming` (method, target, header fields), and
+//!    `send`, which writes the response;
+//! 6. `transport/mod.rs`: `serve`, the normal path: the request's id and
+//!    `Date`, the handler called, the response out;
+//! 7. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
+//!    [`http::Response`], with its `ETag` and its encoding as HTTP/1.1 bytes;
+//! 8. `app/mod.rs`: [`app::App`]'s routing table, the checks, and `get`;
+//! 9. `app/faults.rs`: failure on purpose, asked on every request although
+//!    `--faults` is off;
+//! 10. `model/mod.rs`: the id, read from the path (`parse_decimal`);
+//! 11. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//!     the item's JSON and `ETag` from the collection's cache, made once by
+//!     [`store::render`];
+//! 12. `app/cors.rs`: the CORS header fields every response gets;
+//! 13. `transport/access_log.rs`: whether the access log is on (it is off
+//!     by default).
+//!
+//! A `POST /api/todos` runs the same files, and two more of the store:
+//!
+//! 1. `transport/workers.rs`, `transport/capacity.rs`,
+//!    `transport/connection.rs`: as for the GET;
+//! 2. `transport/body.rs`: the body's reader, which the handler reads;
+//! 3. `transport/library.rs`, `transport/mod.rs`: as for the GET;
+//! 4. `http/mod.rs`: the body read, up to its limit, and decoded from JSON
+//!    into fields; the 201 encoded;
+//! 5. `app/mod.rs`: the routing table, the checks, and `create`;
+//! 6. `app/faults.rs`: as for the GET;
+//! 7. `model/mod.rs`: the fields checked (`Validator`) into a new
+//!    [`model::Todo`], which serde's derive serializes;
+//! 8. `store/mod.rs`: [`store::Store::create`] gives it the next id and
+//!    keeps its JSON and `ETag`, under one lock;
+//! 9. `store/items.rs`: the collection's items by id, where it goes;
+//! 10. `store/list.rs`: the sorted orders kept for list reads, dropped;
+//! 11. `app/cors.rs`, `transport/access_log.rs`: as for the GET.
+//!
+//! With `--data`, `store/journal.rs` writes its record too. The module
+//! comment of `transport/mod.rs` says what each file of the transport is
+//! for, and which defect of the HTTP library each one works around.
 
 pub mod app;
 pub mod config;
