@@ -222,9 +222,10 @@ impl ListQuery {
                 "filter" => simple_rest::with_example::<T>(err, field),
                 _ => err,
             })?;
-        // Any of none (`filter={"id":[]}`) matches nothing, whatever else
-        // the query says of the field: a filter of its own.
-        let same = |f: &&mut Filter| f.field == field && f.op == op && !operands.is_empty();
+        // A parameter repeated adds values to its filter (`id=1&id=3`: any
+        // of them); a member of `filter` is a filter of its own, which must
+        // hold too (`filter={"id":[]}`, any of none, matches nothing).
+        let same = |f: &&mut Filter| param != "filter" && f.field == field && f.op == op;
         match self.filters.iter_mut().find(same) {
             Some(filter) => filter.values.extend(operands),
             None => self.filters.push(Filter {
@@ -292,7 +293,8 @@ const OPERATORS: &[(&str, Op)] = &[
 pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiError> {
     let mut parsed = ListQuery::default();
     let (mut sort, mut order): (Option<String>, Option<String>) = (None, None);
-    let mut dialect = simple_rest::Dialect::default();
+    // React-admin's simple-rest parameters, once one is met.
+    let mut dialect: Option<simple_rest::Dialect> = None;
     let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (name, value) in pairs {
         let (name, value) = (name.clone(), value.clone());
@@ -315,7 +317,7 @@ pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiE
             "q" => parsed.add_filter::<T>("q", "q", vec![value])?,
             "_sort" => set_once(&mut sort, "_sort", value)?,
             "_order" => set_once(&mut order, "_order", value)?,
-            "sort" | "range" | "filter" => dialect.set(reserved, value)?,
+            "sort" | "range" | "filter" => dialect.get_or_insert_default().set(reserved, value)?,
             _ => {
                 let n = count(reserved, &value)?;
                 if numbers.insert(reserved, n).is_some() {
@@ -324,16 +326,13 @@ pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiE
             }
         }
     }
-    parsed.simple_rest = dialect.is_used();
-    dialect.add_filters::<T>(&mut parsed)?;
-    parsed.sort = match dialect.sort::<T>(sort.is_some() || order.is_some())? {
-        Some(sort) => sort,
-        None => parse_sort::<T>(sort.as_deref(), order.as_deref())?,
-    };
-    parsed.slice = match dialect.slice(!numbers.is_empty())? {
-        Some(slice) => slice,
-        None => parse_slice(&numbers)?,
-    };
+    match dialect {
+        Some(dialect) => dialect.apply::<T>(&mut parsed, (sort, order), &numbers)?,
+        None => {
+            parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
+            parsed.slice = parse_slice(&numbers)?;
+        }
+    }
     Ok(parsed)
 }
 

@@ -22,7 +22,9 @@
 
 use serde_json::Value;
 
-use super::{ListQuery, Slice, bad_hinted as hinted, set_once};
+use std::collections::BTreeMap;
+
+use super::{ListQuery, Slice, bad_hinted as hinted, parse_slice, parse_sort, set_once};
 use crate::error::ApiError;
 use crate::model::{FieldType, Queryable, spelling};
 
@@ -45,55 +47,48 @@ impl Dialect {
         set_once(slot, name, value)
     }
 
-    pub(super) fn is_used(&self) -> bool {
-        self.sort.is_some() || self.range.is_some() || self.filter.is_some()
-    }
-
-    /// Adds each member of `filter` to `query`'s filters.
-    pub(super) fn add_filters<T: Queryable>(&self, query: &mut ListQuery) -> Result<(), ApiError> {
-        let Some(value) = &self.filter else {
-            return Ok(());
-        };
-        for (name, values) in filter(value)? {
-            query.add_filter::<T>("filter", &name, values)?;
+    /// Adds to `query` what the dialect's parameters say, and what
+    /// json-server's sort and slice parameters say (`sort` and `numbers`,
+    /// as `query.rs` collected them) where the dialect's say nothing; 400
+    /// where both say it.
+    pub(super) fn apply<T: Queryable>(
+        self,
+        query: &mut ListQuery,
+        (sort, order): (Option<String>, Option<String>),
+        numbers: &BTreeMap<&'static str, usize>,
+    ) -> Result<(), ApiError> {
+        query.simple_rest = true;
+        if let Some(value) = &self.filter {
+            for (name, values) in filter(value)? {
+                query.add_filter::<T>("filter", &name, values)?;
+            }
         }
+        query.sort = match &self.sort {
+            Some(_) if sort.is_some() || order.is_some() => {
+                return Err(hinted(
+                    "sort",
+                    "sort cannot be combined with _sort or _order".into(),
+                    "use sort=[\"field\",\"ASC\"] alone, or _sort and _order",
+                ));
+            }
+            Some(value) => vec![self::sort::<T>(value)?],
+            None => parse_sort::<T>(sort.as_deref(), order.as_deref())?,
+        };
+        query.slice = match &self.range {
+            Some(_) if !numbers.is_empty() => {
+                return Err(hinted(
+                    "range",
+                    "range cannot be combined with _page, _limit, _start or _end".into(),
+                    "use range=[first,last] alone, or json-server's parameters",
+                ));
+            }
+            Some(value) => {
+                let (start, len) = range(value)?;
+                Slice::Range { start, len }
+            }
+            None => parse_slice(numbers)?,
+        };
         Ok(())
-    }
-
-    /// The order `sort` asks for, if sent; `json_server` says whether
-    /// `_sort` or `_order` was sent too.
-    pub(super) fn sort<T: Queryable>(
-        &self,
-        json_server: bool,
-    ) -> Result<Option<Vec<(usize, bool)>>, ApiError> {
-        let Some(value) = &self.sort else {
-            return Ok(None);
-        };
-        if json_server {
-            return Err(hinted(
-                "sort",
-                "sort cannot be combined with _sort or _order".into(),
-                "use sort=[\"field\",\"ASC\"] alone, or _sort and _order",
-            ));
-        }
-        Ok(Some(vec![sort::<T>(value)?]))
-    }
-
-    /// The slice `range` asks for, if sent; `json_server` says whether
-    /// `_page`, `_limit`, `_start` or `_end` was sent too.
-    pub(super) fn slice(&self, json_server: bool) -> Result<Option<Slice>, ApiError> {
-        let Some(value) = &self.range else {
-            return Ok(None);
-        };
-        if json_server {
-            return Err(hinted(
-                "range",
-                "range cannot be combined with _page, _limit, _start or _end".into(),
-                "use range=[first,last] alone, or json-server's parameters",
-            ));
-        }
-        let (start, len) = range(value)?;
-        Ok(Some(Slice::Range { start, len }))
     }
 }
 
