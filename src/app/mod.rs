@@ -378,8 +378,7 @@ impl App {
         let response = if preference == Some(Return::Minimal) {
             Response::empty(204)
         } else {
-            let Rendered { body, .. } = render(&item)?;
-            Response::bytes(200, JSON, Body::Shared(body))
+            Response::json(200, &item)
         };
         Ok(match preference {
             Some(preference) => response.with_header("Preference-Applied", preference.applied()),
