@@ -4,7 +4,7 @@
 #   request runs held against "Read the code" (scripts/trace.sh), then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the CI
 #   recipe of docs/ci.md (scripts/ci-example.sh), a client
-#   scenario checked from the request journal (scripts/record.sh), the same
+#   scenario checked from the request log (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, the clients people use
 #   (react-admin's two data providers, Refine's, a client generated from
 #   the OpenAPI document) run unchanged with Node, the abuse suite, the image
@@ -50,7 +50,7 @@ echo "== the CI recipe of docs/ci.md, run as it is written"
 WIDGETS_TODOS=target/release/widgets-todos sh scripts/ci-example.sh | tee "$tmp/ci-example"
 grep -q '^ci: the server answered' "$tmp/ci-example"
 
-echo "== the request journal: a client scenario, asserted from /_admin/requests"
+echo "== the request log: a client scenario, asserted from /_admin/requests"
 sh scripts/record.sh | tee "$tmp/record"
 record_passed=$(sed -n 's/^record: \([0-9]*\) passed.*/\1/p' "$tmp/record")
 

@@ -32,7 +32,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::config::faults::{DEFAULT_FAILURE, Failure, Faults as Settings, Rate, status};
+use crate::config::faults::{DEFAULT_FAILURE, Failure, FaultSettings, Rate, status};
 use crate::error::ApiError;
 use crate::http::{Response, query_pairs};
 use crate::model::generate::SplitMix64;
@@ -57,7 +57,7 @@ pub struct Faults {
 
 impl Faults {
     /// `None` unless `settings` turn failure on purpose on.
-    pub fn new(settings: &Settings, seed: u64) -> Option<Faults> {
+    pub fn new(settings: &FaultSettings, seed: u64) -> Option<Faults> {
         settings.on.then(|| Faults {
             rate: settings.rate.map_or(0.0, |Rate(rate)| rate),
             failure: settings.status.unwrap_or(DEFAULT_FAILURE),
@@ -145,7 +145,7 @@ fn asked(pairs: &[(String, String)]) -> Result<Option<Failure>, ApiError> {
 
 /// With `--faults` off: `_status` and `_fault` say how to turn it on. A
 /// query that cannot be decoded is left to the later checks.
-pub fn refuse(query: &str) -> Result<(), ApiError> {
+pub fn hint_when_off(query: &str) -> Result<(), ApiError> {
     let Ok(pairs) = query_pairs(query) else {
         return Ok(());
     };

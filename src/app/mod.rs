@@ -82,7 +82,7 @@ pub struct App {
     options: Options,
     /// With `--faults`: its settings and its count of requests.
     faults: Option<faults::Faults>,
-    /// `--record N`: the request journal; `None` when off.
+    /// `--record N`: the request log; `None` when off.
     recorder: Option<record::Recorder>,
     /// The OpenAPI document this configuration serves (`openapi.rs`),
     /// made at its first request: making it takes longer than the rest of
@@ -97,7 +97,7 @@ pub struct Options {
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
-    pub faults: config::faults::Faults,
+    pub faults: config::faults::FaultSettings,
     pub seed: u64,
     pub record: Option<usize>,
 }
@@ -241,7 +241,7 @@ impl App {
     }
 
     /// The route the table gives, if this configuration serves it: a
-    /// reset needs `--allow-reset`, the journal's routes `--record`.
+    /// reset needs `--allow-reset`, the request log's routes `--record`.
     fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
         match route(method, segments)? {
             Route::Reset(_) if !self.options.allow_reset => None,
@@ -295,7 +295,7 @@ impl App {
                             return Ok(failed);
                         }
                     }
-                    None if !query.is_empty() => faults::refuse(query)?,
+                    None if !query.is_empty() => faults::hint_when_off(query)?,
                     None => {}
                 }
             }

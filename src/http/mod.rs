@@ -345,7 +345,7 @@ pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
 }
 
 /// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
-/// 3339 with milliseconds; the request journal's `time` too).
+/// 3339 with milliseconds; the request log's `time` too).
 pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros::format_description!(
     "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
 );

@@ -168,7 +168,7 @@ pub(super) fn add_instance(response: &mut Response, id: &str) {
 }
 
 /// The member `add_instance` adds, `,"instance":"urn:request:<id>"`; the
-/// request journal counts its length into the size of the body sent.
+/// request log counts its length into the size of the body sent.
 pub(crate) fn instance_member(id: &str) -> Option<String> {
     let instance = serde_json::to_string(&format!("urn:request:{id}")).ok()?;
     Some(format!(",\"instance\":{instance}"))

@@ -38,8 +38,8 @@
 //! has failed it refuses every new record, so nothing newer can come.
 //! Undo records of durable changes are dropped at the collection's next
 //! change (the journal says, as it takes a record, which are on disk), so
-//! that a writer need not take the lock again after its flush (that cost
-//! durable writes about 5%); a clear's, which can hold a whole collection,
+//! that a writer need not take the lock again after its flush (a second
+//! lock per durable write, measured in scripts/PERFORMANCE.md); a clear's, which can hold a whole collection,
 //! right after its flush. The alternative, reloading the files into memory,
 //! would read the whole store back from a disk that has just failed,
 //! holding both locks.
@@ -157,17 +157,17 @@ struct Shared {
 
 /// A resource the store keeps, and which of its collections holds it.
 pub trait Stored: Resource {
-    fn slot(store: &Store) -> &Mutex<Collection<Self>>;
+    fn collection(store: &Store) -> &Mutex<Collection<Self>>;
 }
 
 impl Stored for Widget {
-    fn slot(store: &Store) -> &Mutex<Collection<Widget>> {
+    fn collection(store: &Store) -> &Mutex<Collection<Widget>> {
         &store.shared.widgets
     }
 }
 
 impl Stored for Todo {
-    fn slot(store: &Store) -> &Mutex<Collection<Todo>> {
+    fn collection(store: &Store) -> &Mutex<Collection<Todo>> {
         &store.shared.todos
     }
 }
@@ -312,14 +312,14 @@ impl Store {
 
     /// A copy of every item, ascending id.
     pub fn all<T: Stored>(&self) -> Vec<T> {
-        lock(T::slot(self)).items.values().cloned().collect()
+        lock(T::collection(self)).items.values().cloned().collect()
     }
 
     /// The item's JSON and entity tag, if there is such an item: made under
     /// the lock by the first read after a change, then shared until the
     /// next change, as the list is.
     pub fn get<T: Stored>(&self, id: u64) -> Result<Option<Rendered>, ApiError> {
-        let mut collection = lock(T::slot(self));
+        let mut collection = lock(T::collection(self));
         if let Some(rendered) = collection.rendered.get(&id) {
             return Ok(Some(rendered.clone()));
         }
@@ -336,11 +336,11 @@ impl Store {
 
     /// How many items the collection holds.
     pub fn count<T: Stored>(&self) -> usize {
-        lock(T::slot(self)).items.len()
+        lock(T::collection(self)).items.len()
     }
 
     pub fn contains<T: Stored>(&self, id: u64) -> bool {
-        lock(T::slot(self)).items.contains(id)
+        lock(T::collection(self)).items.contains(id)
     }
 
     /// 503 when the data files can no longer be written (with `--data`).
@@ -377,7 +377,7 @@ impl Store {
     /// has handed out every id. Returns a copy of it, once it is durable
     /// (with `--data`).
     pub fn create<T: Stored>(&self, new: T::New) -> Result<T, ApiError> {
-        let (item, appended) = self.add(&mut lock(T::slot(self)), new)?;
+        let (item, appended) = self.add(&mut lock(T::collection(self)), new)?;
         self.commit(appended)?;
         Ok(item)
     }
@@ -389,7 +389,7 @@ impl Store {
     pub fn create_all<T: Stored>(&self, news: Vec<T::New>) -> Result<(), ApiError> {
         let mut last = None;
         {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             for new in news {
                 last = self.add(&mut collection, new)?.1.or(last);
             }
@@ -435,7 +435,7 @@ impl Store {
         change: impl FnOnce(&mut T),
     ) -> Result<Option<T>, ApiError> {
         let (item, appended) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
                 return Ok(None);
@@ -461,7 +461,7 @@ impl Store {
     /// stays, so ids are never reused. Returns once durable.
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
         let appended = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let appended = self.journal(|s| s.clear::<T>())?;
             let before = std::mem::take(&mut collection.items);
@@ -472,7 +472,7 @@ impl Store {
         self.commit(appended)?;
         if let Some(Appended { seq, .. }) = appended {
             // The old items can be a whole collection: let them go now.
-            lock(T::slot(self)).forget_up_to(seq);
+            lock(T::collection(self)).forget_up_to(seq);
         }
         Ok(())
     }
@@ -485,7 +485,7 @@ impl Store {
         check: impl FnOnce(&T) -> Result<(), ApiError>,
     ) -> Result<Option<T>, ApiError> {
         let (deleted, appended) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
                 return Ok(None);

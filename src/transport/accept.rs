@@ -5,7 +5,7 @@
 //! in its own server:
 //! - its accept loop ends for good on the first accept error (descriptors
 //!   exhausted, or the read timeout below), leaving the server alive but
-//!   deaf (`tests/api/hardening.rs`,
+//!   unable to take a connection (`tests/api/hardening.rs`,
 //!   `the_server_keeps_accepting_through_idle_read_timeouts`);
 //! - its pool starts a thread for a new connection from a stale count of
 //!   idle threads, so in a burst a connection can wait for another
@@ -31,7 +31,7 @@
 //! While they hold half the places or more, `/healthz` answers 503 and the
 //! log says why; if that lasts [`STUCK_FOR`] (or the read timeout, if
 //! shorter), the server stops likewise: it is never alive but unable to
-//! take a connection for more than [`deaf_limit`]
+//! take a connection for more than [`max_unavailable`]
 //! (`tests/api/capacity.rs`; `scripts/abuse.py`, the HTTP/2 flood).
 
 use std::collections::VecDeque;
@@ -74,7 +74,7 @@ const THREAD_IDLE: Duration = Duration::from_secs(5);
 /// `stuck_after` after its head began, and the server gives up `stuck_for`
 /// later; each is seen at the watchdog's next look, and two seconds cover
 /// those and a busy machine's scheduling.
-pub fn deaf_limit(read_timeout: Duration) -> Duration {
+pub fn max_unavailable(read_timeout: Duration) -> Duration {
     read_timeout
         + read_timeout.min(STUCK_MARGIN)
         + read_timeout.min(STUCK_FOR)

@@ -64,7 +64,7 @@ use crate::health::Health;
 use crate::http::Handler;
 use connection::Shared;
 
-pub use accept::{Failed, GIVE_UP_AFTER, STUCK_FOR, STUCK_MARGIN, deaf_limit};
+pub use accept::{Failed, GIVE_UP_AFTER, STUCK_FOR, STUCK_MARGIN, max_unavailable};
 
 /// How long requests in flight get to finish once the server is stopping.
 pub const GRACE: Duration = Duration::from_secs(5);

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use widgets_todos::app::OPENAPI;
-use widgets_todos::config::faults::Faults;
+use widgets_todos::config::faults::FaultSettings;
 use widgets_todos::config::{Config, Secret};
 
 use crate::support::{TestServer, config, problem};
@@ -126,9 +126,9 @@ fn with_every_feature_on_the_file_is_served() {
     let server = TestServer::with_config(Config {
         allow_reset: true,
         auth_token: Some(Secret::new("T")),
-        faults: Faults {
+        faults: FaultSettings {
             on: true,
-            ..Faults::default()
+            ..FaultSettings::default()
         },
         record: Some(100),
         ..config()
