@@ -75,7 +75,7 @@ function problem(error: Problem | undefined, status: number, message: string): P
     return error;
 }
 
-await operation('GET, HEAD, OPTIONS /, /api, /healthz; GET, OPTIONS /api/openapi.json', async () => {
+await operation('GET, HEAD, OPTIONS /, /api, /healthz, /api/openapi.json', async () => {
     const home = await client.GET('/');
     answered('GET /', home.response, 200);
     // JSON, or an HTML page for a browser: the document says both.
@@ -96,6 +96,9 @@ await operation('GET, HEAD, OPTIONS /, /api, /healthz; GET, OPTIONS /api/openapi
     const document = await client.GET('/api/openapi.json');
     answered('GET /api/openapi.json', document.response, 200);
     check(typeof document.data === 'object' && document.data !== null, 'the document');
+    const head = await client.HEAD('/api/openapi.json');
+    answered('HEAD /api/openapi.json', head.response, 200);
+    same(head.response.headers.get('ETag'), document.response.headers.get('ETag'), 'ETag of HEAD');
     const options = await client.OPTIONS('/api/openapi.json');
     answered('OPTIONS /api/openapi.json', options.response, 204);
     same(options.response.headers.get('Allow'), 'GET, HEAD, OPTIONS', 'Allow');
