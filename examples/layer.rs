@@ -98,7 +98,10 @@ fn main() -> ExitCode {
         Ok(config) => config,
         Err(status) => return status,
     };
-    if let Err(err) = widgets_todos::logging::init(config.log_level) {
+    if let Err(err) = simple_logger::SimpleLogger::new()
+        .with_level(config.log_level)
+        .init()
+    {
         eprintln!("layer: cannot start logging: {err}");
     }
     let settings = widgets_todos::transport_settings(&config);

@@ -119,7 +119,7 @@ class Client(threading.Thread):
             key = self.random.choice(mine)
             self.inflight = ("delete", key[0], key[1], None)
             status, answer = request(conn, "DELETE", f"/api/{key[0]}/{key[1]}", None)
-            if status != 204:
+            if status != 200 or answer != self.items[key]:
                 self.violations.append(f"DELETE {key} answered {status}: {answer}")
                 return
             self.items[key] = GONE

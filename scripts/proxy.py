@@ -273,12 +273,19 @@ def pass_through(args):
                  f"  through nginx {proxied[0]} {end_to_end(proxied[1])} {proxied[2][:80]!r}")
         ok(f"{name}: {proxied[0]}, the same fields and body through nginx")
 
-    # DELETE: one item each way, the same 204 with no body.
-    direct = request(args.server, "DELETE", f"/api/todos/{a}", auth)
-    proxied = request(args.proxy, "DELETE", f"/api/todos/{b}", auth)
+    # DELETE with Prefer: return=minimal: one item each way, the same 204
+    # with no body; without it, 200 with the item deleted.
+    minimal = {**auth, "Prefer": "return=minimal"}
+    direct = request(args.server, "DELETE", f"/api/todos/{a}", minimal)
+    proxied = request(args.proxy, "DELETE", f"/api/todos/{b}", minimal)
     if direct[0] != 204 or proxied[0] != 204 or end_to_end(direct[1]) != end_to_end(proxied[1]):
         fail(f"DELETE: directly {direct[0]} {direct[1]}, through nginx {proxied[0]} {proxied[1]}")
-    ok("DELETE: 204, the same fields through nginx")
+    ok("DELETE, Prefer: return=minimal: 204, the same fields through nginx")
+    c, _ = create(args.proxy, "third")
+    status, _, body = request(args.proxy, "DELETE", f"/api/todos/{c}", auth)
+    if status != 200 or f'{{"id":{c},'.encode() not in body:
+        fail(f"DELETE through nginx: {status} {body[:80]!r}")
+    ok("DELETE through nginx: 200 with the item deleted")
 
     # A chunked request body: nginx reads it whole and sends it on with a
     # Content-Length (RFC 9112 section 7.1).

@@ -3,7 +3,8 @@
 # is missing: curl (smoke test), nginx (the reverse proxy test), wrk
 # (benchmark), openssl (a certificate for the HTTPS test), chromium (CORS in
 # a browser), python3-venv (for the PyPI tools of scripts/fuzz.sh), valgrind
-# (scripts/trace.sh: the functions one request runs), and rustfmt and clippy
+# (scripts/trace.sh: the functions one request runs), Node and npm (the
+# clients of scripts/clients.sh), and rustfmt and clippy
 # (checks).
 set -euo pipefail
 
@@ -16,6 +17,8 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 python3 -m venv --help >/dev/null 2>&1 || missing+=(python3-venv)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "installing: ${missing[*]}"
     apt-get update

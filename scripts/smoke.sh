@@ -137,13 +137,26 @@ expect_body 'Content-Type: application/json'
 DATA='{"userId": 1,' json "bad JSON" 400 POST /api/todos
 DATA='title=x' call "unsupported media type" 415 POST /api/todos -H 'Content-Type: text/plain' --data-binary 'title=x'
 DATA='{"userId": 0}' json "invalid fields" 422 POST /api/todos
-expect_body '"errors"'
+expect_body '"errors":{"userId":'
+expect_body '"message":"the todo has 2 invalid fields: '
 DATA='{}' json "empty update" 422 PUT "/api/widgets/$w1"
 big=$(printf '%070000d' 0)
 DATA="{\"userId\": 1, \"title\": \"$big\"}" json "body too large" 413 POST /api/todos
 
-for path in "/api/widgets/$w1" "/api/widgets/$w2" "/api/todos/$t1" "/api/todos/$t2"; do
-    call "delete $path" 204 DELETE "$path"
+# react-admin's simple-rest dialect, and the total it reads.
+call "list in the simple-rest dialect" 200 GET "/api/todos?sort=%5B%22id%22%2C%22DESC%22%5D&range=%5B0%2C0%5D&filter=%7B%22id%22%3A%5B$t2%5D%7D"
+expect_body "{\"id\":$t2,"
+expect_header 'content-range: todos 0-0/1'
+
+# DELETE answers the item deleted; Prefer: return=minimal, nothing.
+for path in "/api/widgets/$w1" "/api/todos/$t1"; do
+    call "delete $path" 200 DELETE "$path"
+    expect_body "{\"id\":${path##*/},"
+    call "gone $path" 404 GET "$path"
+done
+for path in "/api/widgets/$w2" "/api/todos/$t2"; do
+    call "delete $path, return=minimal" 204 DELETE "$path" -H 'Prefer: return=minimal'
+    expect_header 'preference-applied: return=minimal'
     call "gone $path" 404 GET "$path"
 done
 

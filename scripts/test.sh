@@ -4,9 +4,10 @@
 #   request runs held against "Read the code" (scripts/trace.sh), then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the CI
 #   recipe of docs/ci.md (scripts/ci-example.sh), a client
-#   scenario checked from the request journal (scripts/record.sh), the same
-#   behind nginx with the attacks it must stop, react-admin's json-server
-#   data provider run unchanged with Node, the abuse suite, the image
+#   scenario checked from the request log (scripts/record.sh), the same
+#   behind nginx with the attacks it must stop, the clients people use
+#   (react-admin's two data providers, Refine's, a client generated from
+#   the OpenAPI document) run unchanged with Node, the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, a full disk under --data (as root), every
 #   example of README.md and docs/, and the benchmark in its quick mode,
@@ -49,7 +50,7 @@ echo "== the CI recipe of docs/ci.md, run as it is written"
 WIDGETS_TODOS=target/release/widgets-todos sh scripts/ci-example.sh | tee "$tmp/ci-example"
 grep -q '^ci: the server answered' "$tmp/ci-example"
 
-echo "== the request journal: a client scenario, asserted from /_admin/requests"
+echo "== the request log: a client scenario, asserted from /_admin/requests"
 sh scripts/record.sh | tee "$tmp/record"
 record_passed=$(sed -n 's/^record: \([0-9]*\) passed.*/\1/p' "$tmp/record")
 
@@ -57,10 +58,10 @@ echo "== nginx in front of the release binary: attacks it stops, the smoke test 
 scripts/proxy.sh | tee "$tmp/proxy"
 proxy_passed=$(sed -n 's/^proxy: \([0-9]*\) passed.*/\1/p' "$tmp/proxy")
 
-echo "== react-admin's json-server data provider (Node) against the release binary"
-scripts/react-admin.sh | tee "$tmp/react-admin"
+echo "== the clients (Node): react-admin's data providers, Refine's, a generated client"
+scripts/clients.sh | tee "$tmp/clients"
 # Nothing to count when it skipped for want of Node and npm: it says so.
-react_admin_passed=$(sed -n 's/^react-admin: \([0-9]*\) passed.*/\1/p' "$tmp/react-admin")
+clients_passed=$(sed -n 's/^clients: \([0-9]*\) passed.*/\1/p' "$tmp/clients")
 
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
@@ -110,4 +111,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${react_admin_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${clients_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"

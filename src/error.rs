@@ -10,9 +10,9 @@
 
 use std::fmt;
 
-/// One field of a request body that failed validation, as listed in the
-/// `errors` array of a 422 response.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One field of a request body that failed validation, as a 422's
+/// `errors` object and `message` tell it (`http/problem.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
     /// The field's name as the client sent it (or `""` for the body as a whole).
     pub field: String,
@@ -65,8 +65,9 @@ pub enum ApiError {
     PreconditionFailed { detail: String },
     /// 413: the body is larger than `--max-body-bytes`.
     ContentTooLarge { limit: usize },
-    /// 415: the body's `Content-Type` is missing or not one we decode.
-    UnsupportedMediaType { detail: String },
+    /// 415: the body's `Content-Type` is missing or not one we decode;
+    /// `hint` names those we do.
+    UnsupportedMediaType { detail: String, hint: String },
     /// 422: the body parsed but its content is invalid; every offending field
     /// is listed. `kind` names the resource ("todo").
     Invalid {
@@ -150,9 +151,7 @@ impl ApiError {
             ApiError::NotAcceptable => {
                 Some("accept application/json or application/problem+json, or omit Accept")
             }
-            ApiError::UnsupportedMediaType { .. } => {
-                Some("send Content-Type: application/json or application/x-www-form-urlencoded")
-            }
+            ApiError::UnsupportedMediaType { hint, .. } => Some(hint),
             ApiError::PreconditionFailed { .. } => {
                 Some("GET the item again for its current ETag, then retry with that in If-Match")
             }
@@ -188,7 +187,7 @@ impl fmt::Display for ApiError {
                     "the request body is larger than the limit of {limit} bytes"
                 )
             }
-            ApiError::UnsupportedMediaType { detail } => f.write_str(detail),
+            ApiError::UnsupportedMediaType { detail, .. } => f.write_str(detail),
             ApiError::PreconditionFailed { detail } => f.write_str(detail),
             ApiError::Invalid { kind, errors } => {
                 let n = errors.len();

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use widgets_todos::LOG;
 use widgets_todos::app::{App, Options};
 use widgets_todos::config::{self, Command, Config};
 use widgets_todos::model::{Todo, Widget};
@@ -60,7 +61,11 @@ fn main() -> ExitCode {
         }
     };
 
-    if let Err(err) = widgets_todos::logging::init(config.log_level) {
+    if let Err(err) = simple_logger::SimpleLogger::new()
+        .with_level(config.log_level)
+        .with_utc_timestamps()
+        .init()
+    {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
 
@@ -81,14 +86,14 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         let thread = std::thread::current();
         let name = thread.name().unwrap_or("unnamed");
-        log::error!("thread '{name}' panicked at {place}: {message}");
+        log::error!(target: LOG, "thread '{name}' panicked at {place}: {message}");
     }));
 
     // Each connection costs a descriptor (two while a request is queued):
     // take every one the hard limit allows.
     match rlimit::increase_nofile_limit(u64::MAX) {
         Ok(limit) => log::debug!("descriptor limit: {limit}"),
-        Err(err) => log::warn!("cannot raise the descriptor limit: {err}"),
+        Err(err) => log::warn!(target: LOG, "cannot raise the descriptor limit: {err}"),
     }
     // Each connection holds two descriptors: a cap the limit cannot hold
     // would turn into failed accepts instead of a wait in the listen queue.
@@ -142,6 +147,7 @@ fn main() -> ExitCode {
     if options.max_subscribers > connections / 2 {
         options.max_subscribers = connections / 2;
         log::warn!(
+            target: LOG,
             "at most {} subscribers to /api/events: half of the {connections} connections",
             options.max_subscribers
         );
@@ -180,7 +186,7 @@ fn main() -> ExitCode {
     if let Err(err) =
         writeln!(stdout, "listening on {scheme}://{}", server.addr()).and_then(|()| stdout.flush())
     {
-        log::warn!("cannot print the listening address: {err}");
+        log::warn!(target: LOG, "cannot print the listening address: {err}");
     }
     if config.log_level >= log::LevelFilter::Info {
         let url = format!("{scheme}://{}", server.addr());
@@ -194,18 +200,17 @@ fn main() -> ExitCode {
                 if let Some(signal) = signals.forever().next() {
                     // The requests answered before the signal come first.
                     widgets_todos::transport::access_log::flush();
-                    log::info!(
-                        "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
+                    log::info!(target: LOG, "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
                     );
                     stopper.stop();
                     std::thread::sleep(HARD_STOP);
-                    log::warn!("still running {HARD_STOP:?} after the signal; exiting anyway");
+                    log::warn!(target: LOG, "still running {HARD_STOP:?} after the signal; exiting anyway");
                     widgets_todos::transport::access_log::flush();
                     std::process::exit(0);
                 }
             });
         }
-        Err(err) => log::error!("cannot install signal handlers: {err}"),
+        Err(err) => log::error!(target: LOG, "cannot install signal handlers: {err}"),
     }
 
     let outcome = server.wait();
@@ -213,7 +218,7 @@ fn main() -> ExitCode {
     widgets_todos::transport::access_log::flush();
     match outcome {
         Ok(()) => {
-            log::info!("stopped");
+            log::info!(target: LOG, "stopped");
             ExitCode::SUCCESS
         }
         Err(err) => {

@@ -1,5 +1,5 @@
 //! Check 1 of `mod.rs`: with `--auth-token`, the bearer token (RFC 6750)
-//! that `/api`, and `/_admin` with the journal on, ask of every request.
+//! that `/api`, and `/_admin` with the request log on, ask of every request.
 
 use super::App;
 use crate::config::Secret;
@@ -8,7 +8,7 @@ use crate::http::{Method, Request};
 
 impl App {
     /// Check 1, with `--auth-token`: on `/api`, and on `/_admin` when the
-    /// journal is on, for every method but `OPTIONS` (a browser's
+    /// request log is on, for every method but `OPTIONS` (a browser's
     /// preflight carries no token), 401 unless `Authorization: Bearer
     /// TOKEN`. The comparison takes the same time wherever the tokens
     /// differ, so the time taken does not tell how much of a guessed token

@@ -9,8 +9,10 @@ use super::App;
 use crate::config::Cors;
 use crate::http::{Request, Response};
 
-/// The header fields a browser script may read from a response (CORS).
-pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, X-Request-Id";
+/// The header fields a browser script may read from a response (CORS):
+/// react-admin's simple-rest provider reads a list's total from
+/// `Content-Range`, the json-server one from `X-Total-Count`.
+pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id";
 
 impl App {
     /// Adds the CORS header fields (the Fetch standard's CORS protocol) to

@@ -1,4 +1,4 @@
-//! Failure on purpose, with `--faults` (README, "Failure on purpose"), so
+//! Failure on purpose, with `--faults` (docs/testing-clients.md), so
 //! that a client can be tested against a server that fails: a request asks
 //! for an error with `_status=503`, or for a dropped connection with
 //! `_fault=close`; `--fail-rate P` fails that share of requests by itself
@@ -14,7 +14,7 @@
 //! `/healthz` and the OpenAPI document never fail on purpose.
 //!
 //! **Which requests `--fail-rate` fails.** Every request that reaches the
-//! check is counted, 1, 2, 3, ..., in the order the workers reach it, with
+//! check is counted, 1, 2, 3, ..., in the order they reach it, with
 //! `_status` or `_fault` or without (those win over the rate, but still
 //! count). The n-th fails when the n-th number of SplitMix64 seeded with
 //! `--seed` (`model/generate.rs`), its top 53 bits read as a fraction from
@@ -32,7 +32,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::config::faults::{DEFAULT_FAILURE, Failure, Faults as Settings, Rate, status};
+use crate::config::faults::{DEFAULT_FAILURE, Failure, FaultSettings, Rate, status};
 use crate::error::ApiError;
 use crate::http::{Response, query_pairs};
 use crate::model::generate::SplitMix64;
@@ -57,7 +57,7 @@ pub struct Faults {
 
 impl Faults {
     /// `None` unless `settings` turn failure on purpose on.
-    pub fn new(settings: &Settings, seed: u64) -> Option<Faults> {
+    pub fn new(settings: &FaultSettings, seed: u64) -> Option<Faults> {
         settings.on.then(|| Faults {
             rate: settings.rate.map_or(0.0, |Rate(rate)| rate),
             failure: settings.status.unwrap_or(DEFAULT_FAILURE),
@@ -145,7 +145,7 @@ fn asked(pairs: &[(String, String)]) -> Result<Option<Failure>, ApiError> {
 
 /// With `--faults` off: `_status` and `_fault` say how to turn it on. A
 /// query that cannot be decoded is left to the later checks.
-pub fn refuse(query: &str) -> Result<(), ApiError> {
+pub fn hint_when_off(query: &str) -> Result<(), ApiError> {
     let Ok(pairs) = query_pairs(query) else {
         return Ok(());
     };

@@ -94,12 +94,12 @@ impl App {
 
 /// The 404 for a path no route serves; see the module comment. `target`
 /// is the request target (path and query), `segments` its path's;
-/// `journal` whether `--record` is on.
-pub(super) fn no_route(target: &str, segments: &[&str], journal: bool) -> ApiError {
+/// `recording` whether `--record` is on.
+pub(super) fn no_route(target: &str, segments: &[&str], recording: bool) -> ApiError {
     let path = target.split_once('?').map_or(target, |(path, _)| path);
-    if !journal && segments.get(..2) == Some(&["_admin", "requests"][..]) {
+    if !recording && segments.get(..2) == Some(&["_admin", "requests"][..]) {
         return ApiError::NotFound {
-            detail: format!("no resource at {path}: the request journal is off"),
+            detail: format!("no resource at {path}: the request log is off"),
             hint: Some("start the server with --record N to keep the last N requests".into()),
         };
     }

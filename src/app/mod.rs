@@ -32,10 +32,11 @@
 //!    412 when no tag matches); POST: the store may be full (507). GET and
 //!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
 //!
-//! A DELETE answers 204 with no content, unless its `Accept` names
-//! `application/json`: then 200 with the item deleted (RFC 9110 section
-//! 9.3.5 allows either), which is what json-server clients such as
-//! react-admin's data provider read.
+//! A DELETE answers 200 with the item deleted, as json-server does and as
+//! its clients read (`fetch(...).then(r => r.json())`, react-admin's
+//! providers); a client that asks for no content with `Prefer:
+//! return=minimal` (RFC 7240) gets 204 (RFC 9110 section 9.3.5 allows
+//! either), and `Preference-Applied` says which `return` was honoured.
 //!
 //! Every response, errors included, then gets its CORS header fields
 //! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
@@ -53,7 +54,8 @@ use crate::config::{self, Config, Cors, Secret};
 use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::conditional::Condition;
-use crate::http::{Body, Handler, JSON, Method, Request, Response, names_json, query_pairs};
+use crate::http::prefer::{Return, return_preference};
+use crate::http::{Body, Handler, JSON, Method, Request, Response, query_pairs};
 use crate::model::query::ListQuery;
 use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
@@ -81,7 +83,7 @@ pub struct App {
     options: Options,
     /// With `--faults`: its settings and its count of requests.
     faults: Option<faults::Faults>,
-    /// `--record N`: the request journal; `None` when off.
+    /// `--record N`: the request log; `None` when off.
     recorder: Option<record::Recorder>,
     /// The OpenAPI document this configuration serves (`openapi.rs`),
     /// made at its first request: making it takes longer than the rest of
@@ -97,7 +99,7 @@ pub struct Options {
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
-    pub faults: config::faults::Faults,
+    pub faults: config::faults::FaultSettings,
     pub seed: u64,
     pub record: Option<usize>,
     pub max_subscribers: usize,
@@ -260,7 +262,7 @@ impl App {
     }
 
     /// The route the table gives, if this configuration serves it: a
-    /// reset needs `--allow-reset`, the journal's routes `--record`.
+    /// reset needs `--allow-reset`, the request log's routes `--record`.
     fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
         match route(method, segments)? {
             Route::Reset(_) if !self.options.allow_reset => None,
@@ -314,7 +316,7 @@ impl App {
                             return Ok(failed);
                         }
                     }
-                    None if !query.is_empty() => faults::refuse(query)?,
+                    None if !query.is_empty() => faults::hint_when_off(query)?,
                     None => {}
                 }
             }
@@ -395,8 +397,9 @@ impl App {
     }
 
     /// `GET /api/{collection}`: the items the query selects (every item,
-    /// ascending id, by default), with `ETag`, `X-Total-Count`, and `Link`
-    /// for a `_page` query.
+    /// ascending id, by default), with `ETag`, `X-Total-Count`, `Link` for
+    /// a `_page` query, and `Content-Range` for one in react-admin's
+    /// simple-rest dialect (`model/query/simple_rest.rs`).
     fn list<T: Stored>(
         &self,
         req: &Request<'_>,
@@ -407,12 +410,14 @@ impl App {
         if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
-        let link = query.link(&format!("/api/{}", T::COLLECTION), total);
-        let response = json(200, rendered).with_header("X-Total-Count", total.to_string());
-        Ok(match link {
-            Some(link) => response.with_header("Link", link),
-            None => response,
-        })
+        let mut response = json(200, rendered).with_header("X-Total-Count", total.to_string());
+        if let Some(link) = query.link(&format!("/api/{}", T::COLLECTION), total) {
+            response = response.with_header("Link", link);
+        }
+        if let Some(range) = query.content_range(T::COLLECTION, total) {
+            response = response.with_header("Content-Range", range);
+        }
+        Ok(response)
     }
 
     /// `GET /api/{collection}/{id}`, with its `ETag`; 304 for a matching
@@ -440,7 +445,7 @@ impl App {
     }
 
     /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
-    /// into the item (README, "Updates"); PATCH also takes merge-patch+json.
+    /// into the item (docs/api.md, "The resources"); PATCH also takes merge-patch+json.
     /// With `If-Match`, only while the item is still the version named.
     fn update<T: Stored>(
         &self,
@@ -466,19 +471,24 @@ impl App {
         Ok(json(200, rendered))
     }
 
-    /// `DELETE /api/{collection}/{id}`: 204, or 404 when already gone; with
-    /// `If-Match`, only while the item is still the version named. A
-    /// client whose `Accept` names `application/json` gets 200 with the
-    /// item deleted instead (see the module comment).
+    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, or 404
+    /// when already gone; with `If-Match`, only while the item is still
+    /// the version named. `Prefer: return=minimal` gets 204 (see the
+    /// module comment).
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let check = |item: &T| precondition(req.header("If-Match"), item);
         let deleted = self.store.delete::<T>(id, check)?;
         let item = deleted.ok_or_else(|| missing::<T>(id))?;
-        if names_json(req.header("Accept")) {
-            let Rendered { body, .. } = render(&item)?;
-            return Ok(Response::bytes(200, JSON, Body::Shared(body)));
-        }
-        Ok(Response::empty(204))
+        let preference = return_preference(req.header("Prefer"));
+        let response = if preference == Some(Return::Minimal) {
+            Response::empty(204)
+        } else {
+            Response::json(200, &item)
+        };
+        Ok(match preference {
+            Some(preference) => response.with_header("Preference-Applied", preference.applied()),
+            None => response,
+        })
     }
 }
 

@@ -39,6 +39,9 @@ impl App {
                     .iter()
                     .find(|(name, _)| name != "_delay" && name != "_");
                 if let Some((name, _)) = other {
+                    if let Some(relations) = query::relations(name) {
+                        return Err(relations);
+                    }
                     return Err(ApiError::BadRequest {
                         detail: format!(
                             "unknown query parameter '{name}': this path takes no query parameters"

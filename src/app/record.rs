@@ -1,9 +1,9 @@
-//! The request journal of `--record N`: the last N exchanges, kept in
+//! The request log of `--record N`: the last N exchanges, kept in
 //! memory, so that a test can ask the server what its client actually sent
 //! (the method, the target, the header fields the server reads, the body)
 //! and what it answered. WireMock's `/__admin/requests` is the model.
 //!
-//! The journal has three endpoints of its own, outside `/api` so that they
+//! The request log has three endpoints of its own, outside `/api` so that they
 //! never collide with the data, and never recorded themselves:
 //! `GET /_admin/requests` (newest first, with filters), `GET
 //! /_admin/requests/{id}` (one exchange by its `X-Request-Id`), and `DELETE
@@ -21,10 +21,10 @@
 //! JSON, escapes included (a control byte in a body is six bytes there),
 //! and says in a `Link` header (RFC 8288, `rel="next"`) where the rest
 //! is: the same filters, `before` the last entry it sent. So four readers
-//! of a full journal cost four pages, not four copies of the journal six
+//! of a full log cost four pages, not four copies of the log six
 //! times over.
 //!
-//! Off, the default, the application holds no journal and a request pays
+//! Off, the default, the application holds no request log and a request pays
 //! one branch on an `Option`. On, a request is recorded once its response
 //! is made, before it is written, under one short lock; a reader takes
 //! the entries it wants under the same lock and serializes them after.
@@ -56,7 +56,7 @@ pub const PAGE_BYTES: usize = 4 << 20;
 /// The query parameters of `GET /_admin/requests`.
 const FILTERS: &[&str] = &["method", "path", "status", "since", "before", "limit"];
 
-/// The request journal: the entries, oldest first, under one lock.
+/// The request log: the entries, oldest first, under one lock.
 pub struct Recorder {
     capacity: usize,
     /// [`BUDGET`], but for tests.
@@ -104,7 +104,7 @@ impl Started {
 }
 
 impl Recorder {
-    /// A journal of at most `capacity` entries (`--record N`).
+    /// A request log of at most `capacity` entries (`--record N`).
     pub fn new(capacity: usize) -> Recorder {
         Recorder {
             capacity,
@@ -114,7 +114,7 @@ impl Recorder {
     }
 
     /// Records `req` and its `response`, unless it is one of the
-    /// journal's own (`/_admin`). `body`: the body as the request read it
+    /// request log's own (`/_admin`). `body`: the body as the request read it
     /// (`Request::body_read`); `None` when it was never read.
     pub fn add(&self, req: &Request<'_>, body: Option<Vec<u8>>, response: &Response, at: Started) {
         if super::segments(req.path()).0.first() == Some(&"_admin") {
@@ -232,7 +232,7 @@ fn page(entries: &[Arc<Entry>], page_bytes: usize) -> Result<(Vec<u8>, usize), A
         }
         serde_json::to_writer(&mut out, &**entry).map_err(|err| {
             // Our own types always serialize; reaching this is a bug.
-            log::error!("cannot serialize a recorded request: {err}");
+            log::error!(target: crate::LOG, "cannot serialize a recorded request: {err}");
             ApiError::Internal
         })?;
         // One more byte for the closing bracket.
@@ -383,7 +383,7 @@ fn unknown(name: &str) -> ApiError {
 }
 
 impl App {
-    /// The journal's routes, once `mod.rs` has checked the path, the
+    /// The request log's routes, once `mod.rs` has checked the path, the
     /// token, the method, the query and `Accept`. Only served with
     /// `--record`.
     pub(super) fn admin(
@@ -429,7 +429,7 @@ fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
         None => Err(ApiError::NotFound {
             detail: format!("no recorded request with id '{id}'"),
             hint: Some(
-                "the journal keeps only the last --record N requests: GET /_admin/requests lists them"
+                "the request log keeps only the last --record N requests: GET /_admin/requests lists them"
                     .into(),
             ),
         }),
@@ -457,7 +457,7 @@ fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::
     serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
 }
 
-/// Takes the journal's lock. Each change under it is one push, pop or
+/// Takes the request log's lock. Each change under it is one push, pop or
 /// assignment, so a panic cannot leave it half done: a poisoned lock is
 /// taken back.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

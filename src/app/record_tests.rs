@@ -1,4 +1,4 @@
-//! The journal without a socket: its bounds, its filters, and what an
+//! The request log without a socket: its bounds, its filters, and what an
 //! entry keeps.
 
 use super::*;

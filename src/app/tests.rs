@@ -83,7 +83,7 @@ fn any_origin_by_default() {
     assert_eq!(response.header("Access-Control-Allow-Origin"), Some("*"));
     assert_eq!(
         response.header("Access-Control-Expose-Headers"),
-        Some("Location, ETag, X-Total-Count, Link, X-Request-Id")
+        Some("Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id")
     );
 }
 

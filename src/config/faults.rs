@@ -10,7 +10,7 @@ use crate::error::error_status_line;
 
 /// `--faults` and what it turns on. Off by default.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Faults {
+pub struct FaultSettings {
     /// `--faults`: `_status`, `_fault` and `--fail-rate` are honoured.
     pub on: bool,
     /// `--fail-rate`: the share of requests failed; `None` when not given.
@@ -108,7 +108,7 @@ pub(super) fn check(config: &Config, given: &[Given]) -> Result<(), ConfigError>
     }
 }
 
-impl Faults {
+impl FaultSettings {
     /// A few words for the start-up summary, when on.
     pub(super) fn mode(&self, seed: u64) -> Option<String> {
         if !self.on {
@@ -133,7 +133,7 @@ mod tests {
     use crate::config::{Command, parse};
 
     /// The faults `args` and `env` configure, or the error.
-    fn faults(args: &[&str], env: &[(&str, &str)]) -> Result<Faults, ConfigError> {
+    fn faults(args: &[&str], env: &[(&str, &str)]) -> Result<FaultSettings, ConfigError> {
         let env: Vec<(String, String)> = env
             .iter()
             .map(|(name, value)| (name.to_string(), value.to_string()))
@@ -149,8 +149,8 @@ mod tests {
 
     #[test]
     fn flags_and_variables_set_the_faults() {
-        assert_eq!(faults(&[], &[]), Ok(Faults::default()));
-        let all = Faults {
+        assert_eq!(faults(&[], &[]), Ok(FaultSettings::default()));
+        let all = FaultSettings {
             on: true,
             rate: Some(Rate(0.2)),
             status: Some(Failure::Close),

@@ -71,7 +71,7 @@ pub struct Config {
     /// `--record N`: keep the last N requests for `/_admin/requests`.
     pub record: Option<usize>,
     /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
-    pub faults: faults::Faults,
+    pub faults: faults::FaultSettings,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -120,7 +120,7 @@ impl Default for Config {
             generate: None,
             seed: 0,
             record: None,
-            faults: faults::Faults::default(),
+            faults: faults::FaultSettings::default(),
         }
     }
 }

@@ -7,8 +7,9 @@
 //!   `Content-Length` (before a byte is read), the media type
 //!   (`Content-Type`), the size cap again while reading, and the syntax of
 //!   the format, JSON or form (RFC 9110 section 8.3).
-//! - Content negotiation: whether `Accept` admits JSON, names it, or
-//!   prefers HTML (section 12.5.1).
+//! - Content negotiation: whether `Accept` admits JSON or prefers HTML
+//!   (section 12.5.1, `negotiation.rs`); and the `return` preference of
+//!   `Prefer` (`prefer.rs`, RFC 7240).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document
 //!   (`problem.rs`). Form bodies are decoded in `form.rs`; the
@@ -33,10 +34,11 @@ use crate::model::{Fields, Members};
 pub mod conditional;
 mod form;
 mod negotiation;
+pub mod prefer;
 mod problem;
 mod query;
 pub use form::decode_form;
-pub use negotiation::{accepts_json, admits, names, names_json, prefers_html};
+pub use negotiation::{accepts_json, admits, names, prefers_html};
 pub(crate) use problem::instance_member;
 pub(crate) use query::percent_decode;
 pub use query::query_pairs;
@@ -95,6 +97,7 @@ pub const READ_HEADERS: &[&str] = &[
     "If-Match",
     "If-None-Match",
     "Origin",
+    "Prefer",
     "Access-Control-Request-Method",
     "Access-Control-Request-Headers",
     "X-Request-Id",
@@ -213,6 +216,7 @@ impl<'a> Request<'a> {
             Some(BodyFormat::Form) => decode_form(&body),
             None => Err(ApiError::UnsupportedMediaType {
                 detail: "the request has a body but no Content-Type".into(),
+                hint: media_types_hint(merge_patch),
             }),
         };
         self.body_read = Some(body);
@@ -244,6 +248,16 @@ fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec
     }
 }
 
+/// The hint of a 415: the media types a body may have.
+fn media_types_hint(merge_patch: bool) -> String {
+    let also = if merge_patch {
+        ", application/merge-patch+json"
+    } else {
+        ""
+    };
+    format!("send Content-Type: application/json{also} or application/x-www-form-urlencoded")
+}
+
 /// The body formats we decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyFormat {
@@ -263,31 +277,24 @@ impl BodyFormat {
         let mut parts = value.split(';');
         let media = parts.next().unwrap_or("").trim();
         let is = |name: &str| media.eq_ignore_ascii_case(name);
-        let format = if is("application/json")
-            || (merge_patch && is("application/merge-patch+json"))
-        {
-            BodyFormat::Json
-        } else if is("application/x-www-form-urlencoded") {
-            BodyFormat::Form
-        } else {
-            let also = if merge_patch {
-                ", application/merge-patch+json"
+        let format =
+            if is("application/json") || (merge_patch && is("application/merge-patch+json")) {
+                BodyFormat::Json
+            } else if is("application/x-www-form-urlencoded") {
+                BodyFormat::Form
             } else {
-                ""
+                return Err(ApiError::UnsupportedMediaType {
+                    detail: format!("Content-Type '{}' is not supported", value.trim()),
+                    hint: media_types_hint(merge_patch),
+                });
             };
-            return Err(ApiError::UnsupportedMediaType {
-                detail: format!(
-                    "Content-Type '{}' is not supported; use application/json{also} or application/x-www-form-urlencoded",
-                    value.trim()
-                ),
-            });
-        };
         for (name, charset) in parts.filter_map(|param| param.split_once('=')) {
             let charset = charset.trim().trim_matches('"');
             if name.trim().eq_ignore_ascii_case("charset") && !charset.eq_ignore_ascii_case("utf-8")
             {
                 return Err(ApiError::UnsupportedMediaType {
-                    detail: format!("charset '{charset}' is not supported; send UTF-8"),
+                    detail: format!("charset '{charset}' is not supported"),
+                    hint: "send the body in UTF-8, with charset=utf-8 or no charset".into(),
                 });
             }
         }
@@ -344,7 +351,7 @@ pub(crate) fn invalid_utf8(err: std::str::Utf8Error) -> ApiError {
 }
 
 /// The log's timestamp, in UTC: `2026-11-21T07:00:00.123Z` (RFC
-/// 3339 with milliseconds; the request journal's `time` too).
+/// 3339 with milliseconds; the request log's `time` too).
 pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros::format_description!(
     "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
 );
@@ -363,7 +370,7 @@ pub struct Response {
     /// The body and its media type; `None` for 204 and 304.
     pub body: Option<(&'static str, Body)>,
     /// How long to hold the response back (`--delay`, `_delay`): the
-    /// transport sends it this much later, without a worker waiting.
+    /// transport sends it this much later, giving back its turn meanwhile.
     pub delay: Duration,
     /// Send nothing: the transport closes the connection without a
     /// response (`_fault=close`); the status is only logged.
@@ -425,7 +432,7 @@ impl Response {
             Ok(bytes) => Response::bytes(status, JSON, Body::Owned(bytes)),
             Err(err) => {
                 // Our own types always serialize; reaching this is a bug.
-                log::error!("cannot serialize a response body: {err}");
+                log::error!(target: crate::LOG, "cannot serialize a response body: {err}");
                 Response::from(ApiError::Internal)
             }
         }
@@ -497,7 +504,7 @@ impl Response {
         // stream's length is not known (`Stream`).
         let stream = matches!(self.body, Some((_, Body::Stream(_))));
         if self.status != 204 && self.status != 304 && !stream {
-            field("Content-Length", itoa::Buffer::new().format(body.len()));
+            field("Content-Length", &body.len().to_string());
         }
         for (name, value) in &self.headers {
             field(name, value);

@@ -1,5 +1,5 @@
 //! Content negotiation (RFC 9110 section 12): what an `Accept` field
-//! admits, names, or prefers.
+//! admits, or prefers.
 
 /// Whether an `Accept` value admits a JSON response: it names `*/*`,
 /// `application/*`, `application/json` or `application/problem+json` with
@@ -15,17 +15,6 @@ pub fn accepts_json(accept: &str) -> bool {
         );
         served && q > 0.0
     })
-}
-
-/// Whether `Accept` names `application/json` itself with a q-value above
-/// 0, as a JSON client's library does (react-admin's `fetchJson` sends
-/// `Accept: application/json`); `*/*` or `application/*` alone is not
-/// asking for JSON by name.
-pub fn names_json(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return false;
-    };
-    ranges(accept).any(|(media, q)| media == "application/json" && q > 0.0)
 }
 
 /// Whether an `Accept` value admits the media type `kind/subtype`: a

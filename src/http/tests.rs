@@ -295,17 +295,6 @@ fn a_browser_prefers_html_and_curl_does_not() {
 }
 
 #[test]
-fn json_named_explicitly() {
-    assert!(names_json(Some("application/json")));
-    assert!(names_json(Some("Application/JSON, text/plain")));
-    assert!(names_json(Some("text/html, application/json;q=0.1")));
-    for other in ["*/*", "application/*", "application/json;q=0", ""] {
-        assert!(!names_json(Some(other)), "{other}");
-    }
-    assert!(!names_json(None));
-}
-
-#[test]
 fn identify_adds_the_field_and_the_problem_instance() {
     let mut problem = Response::from(ApiError::NotAcceptable);
     problem.identify("abc-1".to_string());

@@ -11,8 +11,8 @@
 //! rules.
 //!
 //! Items keep their text in a [`Str`]: up to 30 bytes in place, not in a
-//! heap block of its own. With 100,000 todos created by POST that is 9.3 MB
-//! of memory against 14.4 MB with `String` (`scripts/loadmem.py`).
+//! heap block of its own, which most titles and prices fit: a heap block
+//! per field costs more than the field (scripts/PERFORMANCE.md, "Memory").
 
 pub mod generate;
 pub mod query;
@@ -554,7 +554,7 @@ impl Resource for Todo {
 }
 
 /// The rule of every text field: 1 to `max` characters, not only
-/// whitespace; `Err` says which part is broken. The loader's fast way
+/// whitespace; `Err` says which part is broken. The loader's direct read
 /// (`store/direct.rs`) keeps to it too.
 pub(crate) fn text_rule(text: &str, max: usize) -> Result<(), String> {
     let chars = text.chars().count();

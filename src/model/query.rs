@@ -13,6 +13,7 @@
 //! | `_sort=f1,f2` `_order=asc,desc` | order, `asc` or `desc` in any case; ties by `id` ascending |
 //! | `_page=n` `_limit=m` | page `n` (from 1) of `m` (default 10) |
 //! | `_start=i` `_end=j` or `_limit=m` | items `i` (from 0) up to `j` (excluded) or `m` of them |
+//! | `sort=[..]` `range=[..]` `filter={..}` | react-admin's simple-rest dialect (`query/simple_rest.rs`) |
 //!
 //! Values are read by the field's type: integers in canonical decimal
 //! (`01` is an error), booleans `true` or `false`, text as it is. Distinct
@@ -20,7 +21,8 @@
 //! (`http::query_pairs`, which refuses malformed escapes). `_delay` is the
 //! application's, and ignored here; so is `_`, jQuery's cache-buster
 //! (`?_=1700000000`), on every path. An unknown name close to a valid one
-//! gets a "did you mean" (`spelling.rs`).
+//! gets a "did you mean" (`spelling.rs`); json-server's relations,
+//! `_embed` and `_expand`, get a 400 that says there are none.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -86,6 +88,9 @@ pub struct ListQuery {
     pub slice: Slice,
     /// The query's other parameters, as sent, for the `Link` header.
     kept: Vec<(String, String)>,
+    /// Whether it used the simple-rest dialect, whose clients read the
+    /// total from `Content-Range`.
+    simple_rest: bool,
 }
 
 impl ListQuery {
@@ -186,6 +191,52 @@ impl ListQuery {
         Ordering::Equal
     }
 
+    /// Adds the filter a parameter (or a member of `filter`) names, or
+    /// `q`: `name` as in a query string, `values` as sent (more than one
+    /// for any of them); `param` is the parameter its errors name.
+    fn add_filter<T: Queryable>(
+        &mut self,
+        param: &str,
+        name: &str,
+        values: Vec<String>,
+    ) -> Result<(), ApiError> {
+        if name == "q" {
+            return match (&self.search, values.as_slice()) {
+                (None, [value]) => {
+                    self.search = Some(value.to_lowercase());
+                    Ok(())
+                }
+                _ => Err(repeated("q")),
+            };
+        }
+        let (field_name, op) = OPERATORS
+            .iter()
+            .find_map(|(suffix, op)| name.strip_suffix(suffix).map(|f| (f, *op)))
+            .unwrap_or((name, Op::Eq));
+        let field = field_index::<T>(field_name).ok_or_else(|| unknown::<T>(param, name))?;
+        let operands = values
+            .iter()
+            .map(|value| operand::<T>(param, field, op, value))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| match param {
+                "filter" => simple_rest::with_example::<T>(err, field),
+                _ => err,
+            })?;
+        // A parameter repeated adds values to its filter (`id=1&id=3`: any
+        // of them); a member of `filter` is a filter of its own, which must
+        // hold too (`filter={"id":[]}`, any of none, matches nothing).
+        let same = |f: &&mut Filter| param != "filter" && f.field == field && f.op == op;
+        match self.filters.iter_mut().find(same) {
+            Some(filter) => filter.values.extend(operands),
+            None => self.filters.push(Filter {
+                field,
+                op,
+                values: operands,
+            }),
+        }
+        Ok(())
+    }
+
     /// The `Link` header for a `_page` query (RFC 8288): `first`, `prev`,
     /// `next` and `last` as they apply, each the same query at another page.
     pub fn link(&self, path: &str, total: usize) -> Option<String> {
@@ -227,7 +278,8 @@ fn contains_folded(text: &str, needle: &str) -> bool {
 }
 
 const RESERVED: &[&str] = &[
-    "q", "_sort", "_order", "_page", "_limit", "_start", "_end", "_delay", "_",
+    "q", "_sort", "_order", "_page", "_limit", "_start", "_end", "sort", "range", "filter",
+    "_delay", "_",
 ];
 const OPERATORS: &[(&str, Op)] = &[
     ("_ne", Op::Ne),
@@ -239,67 +291,48 @@ const OPERATORS: &[(&str, Op)] = &[
 /// Parses the query of a list request for resource `T`, from its decoded
 /// name and value pairs.
 pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiError> {
-    let mut parsed = ListQuery {
-        filters: Vec::new(),
-        search: None,
-        sort: Vec::new(),
-        slice: Slice::All,
-        kept: Vec::new(),
-    };
-    let mut sort: Option<String> = None;
-    let mut order: Option<String> = None;
+    let mut parsed = ListQuery::default();
+    let (mut sort, mut order): (Option<String>, Option<String>) = (None, None);
+    // React-admin's simple-rest parameters, once one is met.
+    let mut dialect: Option<simple_rest::Dialect> = None;
     let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (name, value) in pairs {
         let (name, value) = (name.clone(), value.clone());
         if name.is_empty() && value.is_empty() {
             continue;
         }
-        if let Some(&reserved) = RESERVED.iter().find(|r| **r == name) {
-            if !matches!(reserved, "_page" | "_limit" | "_delay" | "_") {
-                parsed.kept.push((name.clone(), value.clone()));
-            }
-            match reserved {
-                // The application's (see the module comment).
-                "_delay" => {}
-                // A cache-buster means nothing, so it may also repeat.
-                "_" => {}
-                "q" => match &mut parsed.search {
-                    Some(_) => return Err(repeated("q")),
-                    None => parsed.search = Some(value.to_lowercase()),
-                },
-                "_sort" => set_once(&mut sort, "_sort", value)?,
-                "_order" => set_once(&mut order, "_order", value)?,
-                _ => {
-                    let n = count(reserved, &value)?;
-                    if numbers.insert(reserved, n).is_some() {
-                        return Err(repeated(reserved));
-                    }
+        let Some(&reserved) = RESERVED.iter().find(|r| **r == name) else {
+            parsed.kept.push((name.clone(), value.clone()));
+            parsed.add_filter::<T>(&name, &name, vec![value])?;
+            continue;
+        };
+        if !matches!(reserved, "_page" | "_limit" | "_delay" | "_") {
+            parsed.kept.push((name.clone(), value.clone()));
+        }
+        match reserved {
+            // The application's (see the module comment).
+            "_delay" => {}
+            // A cache-buster means nothing, so it may also repeat.
+            "_" => {}
+            "q" => parsed.add_filter::<T>("q", "q", vec![value])?,
+            "_sort" => set_once(&mut sort, "_sort", value)?,
+            "_order" => set_once(&mut order, "_order", value)?,
+            "sort" | "range" | "filter" => dialect.get_or_insert_default().set(reserved, value)?,
+            _ => {
+                let n = count(reserved, &value)?;
+                if numbers.insert(reserved, n).is_some() {
+                    return Err(repeated(reserved));
                 }
             }
-            continue;
-        }
-        parsed.kept.push((name.clone(), value.clone()));
-        let (field_name, op) = OPERATORS
-            .iter()
-            .find_map(|(suffix, op)| name.strip_suffix(suffix).map(|f| (f, *op)))
-            .unwrap_or((name.as_str(), Op::Eq));
-        let field = field_index::<T>(field_name).ok_or_else(|| unknown::<T>(&name))?;
-        let operand = operand::<T>(&name, field, op, &value)?;
-        match parsed
-            .filters
-            .iter_mut()
-            .find(|f| f.field == field && f.op == op)
-        {
-            Some(filter) => filter.values.push(operand),
-            None => parsed.filters.push(Filter {
-                field,
-                op,
-                values: vec![operand],
-            }),
         }
     }
-    parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
-    parsed.slice = parse_slice(&numbers)?;
+    match dialect {
+        Some(dialect) => dialect.apply::<T>(&mut parsed, (sort, order), &numbers)?,
+        None => {
+            parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
+            parsed.slice = parse_slice(&numbers)?;
+        }
+    }
     Ok(parsed)
 }
 
@@ -356,8 +389,7 @@ fn operand<T: Queryable>(
             if looks_like_a_pattern(value) {
                 // json-server reads _like as a regular expression; a client
                 // written for it gets [] here, which alone says nothing.
-                log::info!(
-                    "{param}={value}: _like looks for this text as it is written, ignoring case \
+                log::info!(target: crate::LOG, "{param}={value}: _like looks for this text as it is written, ignoring case \
                      (not a regular expression, as in json-server): ^, $, .*, [ ], | and \\ are \
                      matched as characters"
                 );
@@ -499,7 +531,7 @@ fn field_names<T: Queryable>() -> String {
 /// What a list query may contain, for error messages.
 fn valid_parameters<T: Queryable>() -> String {
     format!(
-        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, _delay, _",
+        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, sort, range, filter, _delay, _",
         fields = field_names::<T>()
     )
 }
@@ -517,11 +549,28 @@ fn parameter_names<T: Queryable>() -> Vec<String> {
     names
 }
 
-/// The 400 for a parameter no list query takes, with a "did you mean"
-/// when a valid name is close (`_sortt`, `userid`).
-fn unknown<T: Queryable>(name: &str) -> ApiError {
+/// The 400 for a parameter no list query takes (`param`), or for a
+/// member of `filter` that names no filter (`param` is `filter`), with a
+/// "did you mean" when a valid name is close (`_sortt`, `userid`).
+fn unknown<T: Queryable>(param: &str, name: &str) -> ApiError {
+    if let Some(relations) = relations(name) {
+        return relations;
+    }
     let names = parameter_names::<T>();
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+    if param == "filter" {
+        // A member of `filter` is a field, a field's operator, or `q`.
+        names.retain(|name| *name == "q" || !RESERVED.contains(name));
+        let hint = match spelling::closest(name, &names) {
+            Some(meant) => format!("did you mean \"{meant}\"?"),
+            None => "name a field, a field with _ne, _gte, _lte or _like, or q".into(),
+        };
+        return bad_hinted(
+            "filter",
+            format!("'{name}' is not a filter; fields: {}", field_names::<T>()),
+            &hint,
+        );
+    }
     let hint = match spelling::closest(name, &names) {
         Some(meant) => format!("did you mean {meant}?"),
         None => "check the parameter's spelling against the list".into(),
@@ -535,6 +584,20 @@ fn unknown<T: Queryable>(name: &str) -> ApiError {
     }
 }
 
+/// The 400 for json-server's relations, `_embed` and `_expand` (and
+/// `embed`, ra-data-simple-rest's): neither collection has any, which is
+/// what a user who sends them needs to hear rather than a spelling hint.
+/// `None` for any other name. Paths that take no list query use it too.
+pub fn relations(name: &str) -> Option<ApiError> {
+    matches!(name, "_embed" | "_expand" | "embed").then(|| {
+        bad_hinted(
+            name,
+            "widgets and todos have no relations, so there is nothing to embed or expand".into(),
+            &format!("remove {name}: each item is served as it is stored"),
+        )
+    })
+}
+
 pub(crate) fn repeated(name: &str) -> ApiError {
     bad(name, format!("{name} is given more than once"))
 }
@@ -545,6 +608,16 @@ pub(crate) fn bad(name: &str, why: String) -> ApiError {
         hint: None,
     }
 }
+
+/// [`bad`], with how to fix it.
+pub(crate) fn bad_hinted(name: &str, why: String, hint: &str) -> ApiError {
+    ApiError::BadRequest {
+        detail: format!("bad query parameter '{name}': {why}"),
+        hint: Some(hint.to_string()),
+    }
+}
+
+mod simple_rest;
 
 #[cfg(test)]
 #[path = "query_tests.rs"]

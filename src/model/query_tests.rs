@@ -167,3 +167,157 @@ fn a_like_value_that_reads_as_a_pattern_is_told_apart_from_text() {
         assert!(!looks_like_a_pattern(text), "{text}");
     }
 }
+
+/// A query in the simple-rest dialect, its JSON values percent-encoded as
+/// the provider sends them.
+fn dialect(params: &[(&str, &str)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in params {
+        query.append_pair(name, value);
+    }
+    query.finish()
+}
+
+#[test]
+fn the_simple_rest_dialect_says_what_json_servers_parameters_say() {
+    let same = |ours: &[(&str, &str)], theirs: &str| {
+        assert_eq!(ids(&dialect(ours)), ids(theirs), "{ours:?} vs {theirs}");
+    };
+    same(&[("sort", r#"["n","DESC"]"#)], "_sort=n&_order=desc");
+    same(&[("sort", r#"["name","asc"]"#)], "_sort=name");
+    same(&[("range", "[1,2]")], "_start=1&_end=3");
+    same(&[("range", "[0,0]")], "_start=0&_end=1");
+    same(&[("range", "[3,99]")], "_start=3");
+    same(&[("range", "[9,10]")], "_start=9&_end=11");
+    same(&[("range", "[0,18446744073709551615]")], "");
+    same(&[("filter", "{}")], "");
+    same(&[("filter", r#"{"n":1}"#)], "n=1");
+    same(&[("filter", r#"{"id":[1,3]}"#)], "id=1&id=3");
+    same(
+        &[("filter", r#"{"on":true,"n_gte":"2"}"#)],
+        "on=true&n_gte=2",
+    );
+    same(&[("filter", r#"{"q":"E"}"#)], "q=e");
+    same(&[("filter", r#"{"name_like":"milk"}"#)], "name_like=milk");
+    // Distinct parameters must all hold: the filter's and the query's.
+    same(&[("filter", r#"{"n":[1,2]}"#), ("n", "2")], "n=2");
+    same(&[("filter", r#"{"n":1}"#), ("n", "2")], "n=1&n_ne=1");
+    same(
+        &[
+            ("sort", r#"["n","ASC"]"#),
+            ("range", "[1,2]"),
+            ("filter", r#"{"on":true}"#),
+        ],
+        "on=true&_sort=n&_start=1&_end=3",
+    );
+    // An empty array is any of nothing: no match.
+    assert_eq!(ids(&dialect(&[("filter", r#"{"id":[]}"#)])), (vec![], 0));
+    let none = dialect(&[("id", "1"), ("filter", r#"{"id":[]}"#)]);
+    assert_eq!(ids(&none), (vec![], 0));
+}
+
+#[test]
+fn content_range_only_for_the_dialect() {
+    let range = |params: &[(&str, &str)], total| {
+        let query = parse::<Thing>(&pairs(&dialect(params))).unwrap();
+        query.content_range("things", total)
+    };
+    assert_eq!(
+        range(&[("range", "[0,9]")], 5).as_deref(),
+        Some("things 0-4/5")
+    );
+    assert_eq!(
+        range(&[("range", "[2,3]")], 5).as_deref(),
+        Some("things 2-3/5")
+    );
+    assert_eq!(
+        range(&[("range", "[5,9]")], 5).as_deref(),
+        Some("things */5")
+    );
+    assert_eq!(
+        range(&[("range", "[0,9]")], 0).as_deref(),
+        Some("things */0")
+    );
+    assert_eq!(
+        range(&[("filter", "{}")], 3).as_deref(),
+        Some("things 0-2/3")
+    );
+    assert_eq!(
+        range(&[("sort", r#"["id","ASC"]"#)], 1).as_deref(),
+        Some("things 0-0/1")
+    );
+    assert_eq!(range(&[("_start", "0")], 5), None);
+    assert_eq!(range(&[], 5), None);
+}
+
+#[test]
+fn dialect_errors_name_the_parameter_and_say_how() {
+    let refused = |params: &[(&str, &str)]| match parse::<Thing>(&pairs(&dialect(params))) {
+        Err(ApiError::BadRequest { detail, hint }) => (detail, hint.unwrap_or_default()),
+        other => panic!("{params:?}: {other:?}"),
+    };
+    for (params, name) in [
+        (&[("sort", "n")][..], "sort"),
+        (&[("sort", r#"["n"]"#)], "sort"),
+        (&[("sort", r#"["n","UP"]"#)], "sort"),
+        (&[("sort", r#"["n","ASC","x"]"#)], "sort"),
+        (&[("sort", r#"[1,"ASC"]"#)], "sort"),
+        (&[("sort", r#"["nope","ASC"]"#)], "sort"),
+        (&[("sort", r#"["n","ASC"]"#), ("_sort", "id")], "sort"),
+        (&[("sort", r#"["n","ASC"]"#), ("_order", "asc")], "sort"),
+        (&[("sort", "[]"), ("sort", "[]")], "sort"),
+        (&[("range", "[0]")], "range"),
+        (&[("range", "0-9")], "range"),
+        (&[("range", "[-1,9]")], "range"),
+        (&[("range", "[0,-1]")], "range"),
+        (&[("range", "[1.5,9]")], "range"),
+        (&[("range", r#"["0","9"]"#)], "range"),
+        (&[("range", "[5,4]")], "range"),
+        (&[("range", "[0,9]"), ("_limit", "2")], "range"),
+        (&[("range", "[0,9]"), ("_page", "1")], "range"),
+        (&[("filter", "[]")], "filter"),
+        (&[("filter", "{")], "filter"),
+        (&[("filter", r#"{"nope":1}"#)], "filter"),
+        (&[("filter", r#"{"_sort":"n"}"#)], "filter"),
+        (&[("filter", r#"{"n":null}"#)], "filter"),
+        (&[("filter", r#"{"n":{"gte":1}}"#)], "filter"),
+        (&[("filter", r#"{"n":[[1]]}"#)], "filter"),
+        (&[("filter", r#"{"n_gte":[1,2]}"#)], "filter"),
+        (&[("filter", r#"{"q":["a"]}"#)], "filter"),
+        (&[("filter", r#"{"n":"x"}"#)], "filter"),
+        (&[("filter", r#"{"n":1.5}"#)], "filter"),
+        (&[("filter", r#"{"on":"yes"}"#)], "filter"),
+        (&[("filter", r#"{"n_like":"1"}"#)], "filter"),
+    ] {
+        let (detail, hint) = refused(params);
+        assert!(
+            detail.starts_with(&format!("bad query parameter '{name}': ")),
+            "{params:?}: {detail}"
+        );
+        if detail.contains("more than once") {
+            continue;
+        }
+        assert!(!hint.is_empty(), "{params:?}: {detail}");
+    }
+    // A misspelt field gets a "did you mean" in the dialect's own terms.
+    let (_, hint) = refused(&[("sort", r#"["nmae","DESC"]"#)]);
+    assert_eq!(hint, r#"did you mean sort=["name","DESC"]?"#);
+    let (_, hint) = refused(&[("filter", r#"{"nmae_like":"x"}"#)]);
+    assert_eq!(hint, r#"did you mean "name_like"?"#);
+    // `q` in the filter and in the query is `q` twice.
+    assert!(error(&dialect(&[("filter", r#"{"q":"a"}"#), ("q", "b")])).contains("more than once"));
+}
+
+#[test]
+fn relations_are_said_to_be_none() {
+    for name in ["_embed", "_expand", "embed"] {
+        let message = error(&format!("{name}=comments"));
+        assert_eq!(
+            message,
+            format!(
+                "bad query parameter '{name}': widgets and todos have no relations, so there is \
+                 nothing to embed or expand"
+            )
+        );
+    }
+}

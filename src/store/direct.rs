@@ -1,15 +1,15 @@
-//! Loading an item of a snapshot the fast way: read straight into its
-//! fields' types. The general way (`model::Members`, then the rules of a
-//! create, as `load.rs` does) first builds a list of names and JSON
-//! values, eight allocations for a todo: the fast way took start-up with a
-//! million todos from 737 ms to 428 ms (`scripts/scale.py`).
+//! Loading an item of a snapshot directly: read straight into its fields'
+//! types. The general way (`model::Members`, then the rules of a create,
+//! as `load.rs` does) first builds a list of names and JSON values, eight
+//! allocations for a todo; reading directly saves them on the start-up of
+//! a big store (scripts/PERFORMANCE.md, "A million items").
 //!
-//! The fast way takes only the plain case: an object with `id` and the
+//! The direct read takes only the plain case: an object with `id` and the
 //! fields a create takes, each once, of their JSON types (integers written
 //! as plain digits), with values the rules of a create accept. Anything
 //! else (a missing, unknown or repeated member, `7.0`, a title that is too
 //! long) goes the general way, which accepts or refuses it with its own
-//! message. So the fast way changes what start-up costs, never what loads:
+//! message. So the direct read changes what start-up costs, never what loads:
 //! `tests` checks that on the cases at its edge.
 
 use std::borrow::Cow;
@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::model::{MAX_SAFE_INTEGER, MAX_TEXT, MAX_TITLE, Resource, Todo, Widget, text_rule};
 
-/// A resource whose stored items can be read the fast way.
+/// A resource whose stored items can be read the direct read.
 pub trait Direct: Resource {
     /// The item `json` holds, if it is in the plain case of the module
     /// comment; `None` sends it the general way. (`json` must be an
@@ -161,7 +161,7 @@ mod tests {
             (r#"{"id": 1, "price": "", "quality": "good"}"#, false),
             (r#"{"id": 1, "price": 10, "quality": "good"}"#, false),
         ]);
-        // Cases the general way takes that the fast way hands over.
+        // Cases the general way takes that the direct read hands over.
         assert!(general::<Todo>(r#"{"id": 1, "userId": 7e0, "title": "a"}"#).is_some());
         assert!(general::<Todo>(r#"{"id": 1.0, "userId": 7, "title": "a"}"#).is_some());
     }

@@ -4,20 +4,20 @@
 //!
 //! **The whole list.** The first plain read after a change (every item,
 //! ascending id) serializes the list under the lock and keeps it, with its
-//! entity tag, for the reads until the next change: that doubles the
-//! throughput of list reads. But a list of a million todos is 80 MB, and
-//! keeping that to save a serialization is the wrong trade on a small
-//! machine. A list of more than [`LIST_KEPT_MAX`] bytes is not kept: every
+//! entity tag, for the reads until the next change (what that saves:
+//! scripts/PERFORMANCE.md). But a list of a million todos is tens of
+//! megabytes, and keeping that to save a serialization is the wrong trade
+//! on a small machine. A list of more than [`LIST_KEPT_MAX`] bytes is not kept: every
 //! read serializes it again, and its bytes live only as long as that
 //! response.
 //!
 //! **Sorted reads.** A read that sorts (`?_sort=title&_limit=10`) needs
-//! every item in order, though it sends ten: sorting a million todos by
-//! title took 75 ms, on every read. When it has no filter and no `q`, its
+//! every item in order, though it sends ten: sorting a million todos took
+//! every read far longer than the rest of it. When it has no filter and no `q`, its
 //! order depends on the items alone, so the first such read after a change
 //! keeps it (the ids of every item, in that order), and the reads until
 //! the next change slice it and look up only the items they send. At most [`ORDERS_MAX`]
-//! orders are kept, 8 bytes per item each (8 MB for a million todos); a
+//! orders are kept, 8 bytes per item each; a
 //! new one pushes out the oldest. Every change drops them all, as it drops
 //! the kept list: under writes, a sorted read sorts, as it always did. A
 //! filtered read (`?userId=3&_sort=title`) still reads every item and
@@ -30,7 +30,7 @@ use crate::model::Resource;
 use crate::model::query::ListQuery;
 
 /// The largest whole list kept between writes, in bytes: 16 MiB, which
-/// holds 100,000 short todos (7.9 MB), the default `--max-items`.
+/// holds the default `--max-items` (100,000) of short todos.
 pub const LIST_KEPT_MAX: usize = 16 << 20;
 
 /// How many sort orders a collection keeps between writes.
@@ -81,7 +81,7 @@ impl Store {
     /// writes. Only the slice sent is serialized, under the lock: the
     /// items are borrowed, not copied.
     pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
-        let mut guard = lock(T::slot(self));
+        let mut guard = lock(T::collection(self));
         let collection = &mut *guard;
         if query.is_plain()
             && let Some(listed) = &collection.listed
@@ -117,7 +117,7 @@ impl Store {
 
     /// Whether the collection keeps its whole list now (tests).
     pub fn keeps_list<T: Stored>(&self) -> bool {
-        lock(T::slot(self)).listed.is_some()
+        lock(T::collection(self)).listed.is_some()
     }
 }
 

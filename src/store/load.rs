@@ -213,7 +213,7 @@ impl<'de> Visitor<'de> for LastIds<'_> {
         let LastIds(state) = self;
         let (mut widgets, mut todos) = (None, None);
         while let Some(name) = map.next_key::<String>()? {
-            let (slot, label) = match &*name {
+            let (place, label) = match &*name {
                 "widgets" => (&mut widgets, "lastId.widgets"),
                 "todos" => (&mut todos, "lastId.todos"),
                 _ => {
@@ -222,12 +222,12 @@ impl<'de> Visitor<'de> for LastIds<'_> {
                     )));
                 }
             };
-            if slot.is_some() {
+            if place.is_some() {
                 return Err(de::Error::custom(format!(
                     "{label} is given more than once"
                 )));
             }
-            *slot = Some(map.next_value_seed(Whole(label, MAX_SAFE_INTEGER))?);
+            *place = Some(map.next_value_seed(Whole(label, MAX_SAFE_INTEGER))?);
         }
         // The items may come before or after: keep the higher.
         let widgets_last = &mut state.widgets.last_id;
@@ -261,7 +261,7 @@ impl<'de, T: Direct> Visitor<'de> for ItemsSeed<'_, T> {
         let ItemsSeed(into, max_items) = self;
         let name = T::COLLECTION;
         let mut n = 0;
-        // Each item's text as it is in the file, read the fast way if it
+        // Each item's text as it is in the file, read directly if it
         // can be, else the general way (`direct.rs`).
         while let Some(json) = items.next_element::<&'de RawValue>()? {
             if n == max_items {
@@ -360,8 +360,7 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
         // A record is acknowledged only once its newline is on disk, so a
         // last line without one was never acknowledged: drop it unread.
         let Some(record) = line.strip_suffix(b"\n") else {
-            log::warn!(
-                "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            log::warn!(target: crate::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written"
             );
             let file = OpenOptions::new()
                 .write(true)

@@ -38,8 +38,8 @@
 //! has failed it refuses every new record, so nothing newer can come.
 //! Undo records of durable changes are dropped at the collection's next
 //! change (the journal says, as it takes a record, which are on disk), so
-//! that a writer need not take the lock again after its flush (that cost
-//! durable writes about 5%); a clear's, which can hold a whole collection,
+//! that a writer need not take the lock again after its flush (a second
+//! lock per durable write, measured in scripts/PERFORMANCE.md); a clear's, which can hold a whole collection,
 //! right after its flush. The alternative, reloading the files into memory,
 //! would read the whole store back from a disk that has just failed,
 //! holding both locks.
@@ -124,7 +124,7 @@ pub struct Listed {
 /// bug, logged here, and a 500.
 pub fn render(value: &impl serde::Serialize) -> Result<Rendered, ApiError> {
     let body = serde_json::to_vec(value).map_err(|err| {
-        log::error!("cannot serialize a response body: {err}");
+        log::error!(target: crate::LOG, "cannot serialize a response body: {err}");
         ApiError::Internal
     })?;
     let etag = entity_tag(&body);
@@ -163,17 +163,17 @@ struct Shared {
 
 /// A resource the store keeps, and which of its collections holds it.
 pub trait Stored: Resource {
-    fn slot(store: &Store) -> &Mutex<Collection<Self>>;
+    fn collection(store: &Store) -> &Mutex<Collection<Self>>;
 }
 
 impl Stored for Widget {
-    fn slot(store: &Store) -> &Mutex<Collection<Widget>> {
+    fn collection(store: &Store) -> &Mutex<Collection<Widget>> {
         &store.shared.widgets
     }
 }
 
 impl Stored for Todo {
-    fn slot(store: &Store) -> &Mutex<Collection<Todo>> {
+    fn collection(store: &Store) -> &Mutex<Collection<Todo>> {
         &store.shared.todos
     }
 }
@@ -181,8 +181,7 @@ impl Stored for Todo {
 /// The one place a lock is taken; see the module comment on poisoning.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| {
-        log::warn!(
-            "a handler panicked while holding the store lock; the data is intact, carrying on"
+        log::warn!(target: crate::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
         );
         mutex.clear_poison();
         poisoned.into_inner()
@@ -308,14 +307,14 @@ impl Store {
 
     /// A copy of every item, ascending id.
     pub fn all<T: Stored>(&self) -> Vec<T> {
-        lock(T::slot(self)).items.values().cloned().collect()
+        lock(T::collection(self)).items.values().cloned().collect()
     }
 
     /// The item's JSON and entity tag, if there is such an item: made under
     /// the lock by the first read after a change, then shared until the
     /// next change, as the list is.
     pub fn get<T: Stored>(&self, id: u64) -> Result<Option<Rendered>, ApiError> {
-        let mut collection = lock(T::slot(self));
+        let mut collection = lock(T::collection(self));
         if let Some(rendered) = collection.rendered.get(&id) {
             return Ok(Some(rendered.clone()));
         }
@@ -332,11 +331,11 @@ impl Store {
 
     /// How many items the collection holds.
     pub fn count<T: Stored>(&self) -> usize {
-        lock(T::slot(self)).items.len()
+        lock(T::collection(self)).items.len()
     }
 
     pub fn contains<T: Stored>(&self, id: u64) -> bool {
-        lock(T::slot(self)).items.contains(id)
+        lock(T::collection(self)).items.contains(id)
     }
 
     /// 503 when the data files can no longer be written (with `--data`).
@@ -379,7 +378,7 @@ impl Store {
     pub fn create<T: Stored>(&self, new: T::New) -> Result<(T, Rendered), ApiError> {
         let feed = &self.shared.feed;
         let (item, appended, ticket) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             let (item, appended) = self.add(&mut collection, new)?;
             let ticket = feed
                 .recording
@@ -404,7 +403,7 @@ impl Store {
     pub fn create_all<T: Stored>(&self, news: Vec<T::New>) -> Result<(), ApiError> {
         let mut last = None;
         {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             for new in news {
                 last = self.add(&mut collection, new)?.1.or(last);
             }
@@ -452,7 +451,7 @@ impl Store {
     ) -> Result<Option<(T, Rendered)>, ApiError> {
         let feed = &self.shared.feed;
         let (item, appended, ticket) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
                 return Ok(None);
@@ -488,7 +487,7 @@ impl Store {
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
         let feed = &self.shared.feed;
         let (appended, ticket) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let appended = self.journal(|s| s.clear::<T>())?;
             let before = std::mem::take(&mut collection.items);
@@ -506,7 +505,7 @@ impl Store {
         }
         if let Some(Appended { seq, .. }) = appended {
             // The old items can be a whole collection: let them go now.
-            lock(T::slot(self)).forget_up_to(seq);
+            lock(T::collection(self)).forget_up_to(seq);
         }
         Ok(())
     }
@@ -520,7 +519,7 @@ impl Store {
     ) -> Result<Option<T>, ApiError> {
         let feed = &self.shared.feed;
         let (deleted, appended, ticket) = {
-            let mut collection = lock(T::slot(self));
+            let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
                 return Ok(None);

@@ -5,7 +5,7 @@
 //! in its own server:
 //! - its accept loop ends for good on the first accept error (descriptors
 //!   exhausted, or the read timeout below), leaving the server alive but
-//!   deaf (`tests/api/hardening.rs`,
+//!   unable to take a connection (`tests/api/hardening.rs`,
 //!   `the_server_keeps_accepting_through_idle_read_timeouts`);
 //! - its pool starts a thread for a new connection from a stale count of
 //!   idle threads, so in a burst a connection can wait for another
@@ -31,7 +31,7 @@
 //! While they hold half the places or more, `/healthz` answers 503 and the
 //! log says why; if that lasts [`STUCK_FOR`] (or the read timeout, if
 //! shorter), the server stops likewise: it is never alive but unable to
-//! take a connection for more than [`deaf_limit`]
+//! take a connection for more than [`max_unavailable`]
 //! (`tests/api/capacity.rs`; `scripts/abuse.py`, the HTTP/2 flood).
 
 use std::collections::VecDeque;
@@ -74,7 +74,7 @@ const THREAD_IDLE: Duration = Duration::from_secs(5);
 /// `stuck_after` after its head began, and the server gives up `stuck_for`
 /// later; each is seen at the watchdog's next look, and two seconds cover
 /// those and a busy machine's scheduling.
-pub fn deaf_limit(read_timeout: Duration) -> Duration {
+pub fn max_unavailable(read_timeout: Duration) -> Duration {
     read_timeout
         + read_timeout.min(STUCK_MARGIN)
         + read_timeout.min(STUCK_FOR)
@@ -192,7 +192,7 @@ impl Accepting {
         // Shutting down a listening socket makes a blocked accept() fail,
         // which ends the accept loop.
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
-            log::warn!("cannot shut down the listening socket: {err}");
+            log::warn!(target: crate::LOG, "cannot shut down the listening socket: {err}");
         }
         self.shared.stop();
         self.pool.stop();
@@ -219,8 +219,7 @@ impl Accepting {
             let capacity = &self.capacity;
             if capacity.open() >= capacity.max() && !full {
                 full = true;
-                log::warn!(
-                    "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
+                log::warn!(target: crate::LOG, "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
                     capacity.max()
                 );
             }
@@ -261,7 +260,7 @@ impl Accepting {
             };
             let (since, pause) = match failing {
                 None => {
-                    log::warn!("accepting a connection failed: {err}; retrying");
+                    log::warn!(target: crate::LOG, "accepting a connection failed: {err}; retrying");
                     (Instant::now(), Duration::from_millis(10))
                 }
                 Some((since, pause)) => (since, (pause * 2).min(Duration::from_secs(1))),
@@ -287,7 +286,7 @@ impl Accepting {
             let max = self.capacity.max();
             if stuck * 2 < max {
                 if since.take().is_some() {
-                    log::info!("{stuck} of {max} connections stuck: serving normally again");
+                    log::info!(target: crate::LOG, "{stuck} of {max} connections stuck: serving normally again");
                     self.health.set(None);
                 }
                 continue;
@@ -297,8 +296,7 @@ impl Accepting {
                 self.stuck_after
             );
             let began = *since.get_or_insert_with(|| {
-                log::warn!(
-                    "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: README, Limits and hardening",
+                log::warn!(target: crate::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: docs/limits.md",
                     self.stuck_for
                 );
                 Instant::now()

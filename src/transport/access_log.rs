@@ -27,6 +27,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::lock;
+use crate::LOG;
 use crate::http::TIMESTAMP;
 use time::OffsetDateTime;
 
@@ -81,7 +82,7 @@ pub fn record(line: Line<'_>) {
                 }
             });
         if let Err(err) = spawned {
-            log::warn!("cannot start the access log thread ({err}); lines wait for a full buffer");
+            log::warn!(target: crate::LOG, "cannot start the access log thread ({err}); lines wait for a full buffer");
         }
         Mutex::new(Vec::with_capacity(HIGH_WATER))
     });
@@ -168,7 +169,7 @@ fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: System
     // Writing into a Vec cannot fail.
     drop(writeln!(
         out,
-        "{stamp} {level:<5} {remote} {method} {target} {status} head+body={bytes}B {}.{:03}ms id={id}",
+        "{stamp} {level:<5} [{LOG}] {remote} {method} {target} {status} head+body={bytes}B {}.{:03}ms id={id}",
         micros / 1000,
         micros % 1000
     ));
@@ -207,9 +208,9 @@ mod tests {
         write_line(&mut out, log::Level::Debug, &line("-", Duration::ZERO), at);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "2026-11-21T08:14:49.123Z INFO  127.0.0.1:50000 GET /api/todos?_page=2 200 head+body=312B 0.041ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z INFO  [::1]:8080 GET /api/todos?_page=2 200 head+body=312B 12345.678ms id=abc-1\n\
-             2026-11-21T08:14:49.123Z DEBUG - GET /api/todos?_page=2 200 head+body=312B 0.000ms id=abc-1\n"
+            "2026-11-21T08:14:49.123Z INFO  [widgets-todos] 127.0.0.1:50000 GET /api/todos?_page=2 200 head+body=312B 0.041ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z INFO  [widgets-todos] [::1]:8080 GET /api/todos?_page=2 200 head+body=312B 12345.678ms id=abc-1\n\
+             2026-11-21T08:14:49.123Z DEBUG [widgets-todos] - GET /api/todos?_page=2 200 head+body=312B 0.000ms id=abc-1\n"
         );
     }
 
@@ -229,7 +230,7 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             &text[24..],
-            " INFO  - G\\x1b[1mET \
+            " INFO  [widgets-todos] - G\\x1b[1mET \
              /api/todos\\x1b[2J\\x08\\x0b\\x0c\\x00\\x7f\\x09\\x0d\\x0a\\x5cx1b\\u{85}é \
              404 head+body=0B 0.000ms id=abc-1\n"
         );

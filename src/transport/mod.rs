@@ -65,7 +65,7 @@ use crate::health::Health;
 use crate::http::Handler;
 use connection::Shared;
 
-pub use accept::{Failed, GIVE_UP_AFTER, STUCK_FOR, STUCK_MARGIN, deaf_limit};
+pub use accept::{Failed, GIVE_UP_AFTER, STUCK_FOR, STUCK_MARGIN, max_unavailable};
 
 /// How long requests in flight get to finish once the server is stopping.
 pub const GRACE: Duration = Duration::from_secs(5);
@@ -166,15 +166,14 @@ impl Server {
     pub fn wait(self) -> Result<(), Failed> {
         // The accept thread ends when the server stops.
         if self.acceptor.join().is_err() {
-            log::error!("the accept thread panicked");
+            log::error!(target: crate::LOG, "the accept thread panicked");
         }
         if let Some(failure) = self.accepting.failure() {
             return Err(failure);
         }
         let capacity = &self.accepting.capacity;
         if !capacity.wait_until_idle(Instant::now() + GRACE) {
-            log::warn!(
-                "{} request(s) still in flight {GRACE:?} after the stop; closing their connections",
+            log::warn!(target: crate::LOG, "{} request(s) still in flight {GRACE:?} after the stop; closing their connections",
                 capacity.serving()
             );
         }

@@ -7,6 +7,8 @@ use crate::support::{TestServer, config, error_fields, problem};
 
 const TODO: &str = r#"{"userId": 1, "title": "t"}"#;
 const WIDGET: &str = r#"{"price": "$1", "quality": "q"}"#;
+/// The fields of a 422 about the body as a whole: none (`message` says it).
+const NO_FIELD: [&str; 0] = [];
 
 /// A server holding one widget and one todo, both with id 1.
 fn seeded() -> TestServer {
@@ -288,7 +290,7 @@ fn content_too_large() {
     let fits = format!(r#"{{"userId": 1, "title": "{}"}}"#, "x".repeat(64 - 26));
     assert_eq!(fits.len(), 64);
     assert_eq!(server.json("POST", "/api/todos", &fits).status, 201);
-    assert_eq!(server.delete("/api/todos/2").status, 204);
+    assert_eq!(server.delete("/api/todos/2").status, 200);
     assert_eq!(snapshot(&server), before);
 }
 
@@ -406,12 +408,12 @@ fn unprocessable_lists_every_offending_field() {
         ["price", "quality"]
     );
     // A well-formed document that is not an object.
-    assert_eq!(post("/api/todos", "[]"), [""]);
-    assert_eq!(post("/api/widgets", "null"), [""]);
+    assert_eq!(post("/api/todos", "[]"), NO_FIELD);
+    assert_eq!(post("/api/widgets", "null"), NO_FIELD);
 
     let put = |path: &str, body: &str| error_fields(&server.json("PUT", path, body));
-    assert_eq!(put("/api/todos/1", "{}"), [""]);
-    assert_eq!(put("/api/todos/1", r#"{"id": 1}"#), [""]);
+    assert_eq!(put("/api/todos/1", "{}"), NO_FIELD);
+    assert_eq!(put("/api/todos/1", r#"{"id": 1}"#), NO_FIELD);
     assert_eq!(
         put("/api/todos/1", r#"{"id": 2, "completed": true}"#),
         ["id"]
@@ -558,6 +560,6 @@ fn insufficient_storage_at_max_items() {
     assert_eq!(server.get("/api/todos").json().as_array().unwrap().len(), 2);
     // The limit is per collection, and a delete makes room (with a fresh id).
     server.create("/api/widgets", WIDGET);
-    assert_eq!(server.delete("/api/todos/1").status, 204);
+    assert_eq!(server.delete("/api/todos/1").status, 200);
     assert_eq!(server.create("/api/todos", TODO)["id"], 3);
 }

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use widgets_todos::config::Config;
-use widgets_todos::config::faults::{Failure, Faults, Rate};
+use widgets_todos::config::faults::{Failure, FaultSettings, Rate};
 
 use crate::cli::{check_refused, spawn, stop_with};
 use crate::support::{Response, TestServer, config, problem, read_responses, read_to_close};
@@ -20,7 +20,7 @@ const TODO: &str = r#"{"userId": 1, "title": "t"}"#;
 /// read gives up was closed by the server's choice, not by a timeout.
 fn faulty(rate: Option<f64>, status: Option<Failure>, seed: u64) -> TestServer {
     TestServer::with_config(Config {
-        faults: Faults {
+        faults: FaultSettings {
             on: true,
             rate: rate.map(Rate),
             status,

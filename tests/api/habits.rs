@@ -3,7 +3,7 @@
 //! hints that say how to fix a request, and what react-admin's json-server
 //! data provider (`ra-data-json-server` 5.x) sends and reads.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use widgets_todos::config::{Config, Secret};
 
 use crate::support::{Response, TestServer, config, error_fields, problem};
@@ -224,7 +224,7 @@ fn the_cache_buster_is_ignored_everywhere() {
     assert!(!link.contains("_="), "{link}");
     let created = server.json("POST", "/api/todos?_=1", r#"{"userId": 1, "title": "x"}"#);
     assert_eq!(created.status, 201);
-    assert_eq!(server.delete(&format!("{widget}?_=1")).status, 204);
+    assert_eq!(server.delete(&format!("{widget}?_=1")).status, 200);
 }
 
 #[test]
@@ -293,11 +293,7 @@ fn a_misspelt_field_gets_did_you_mean() {
     let server = todos();
     let message = |response: &Response, field: &str| -> String {
         let body = problem(response, 422);
-        let errors = body["errors"].as_array().unwrap().clone();
-        let error = errors.iter().find(|e| e["field"] == field).cloned();
-        error
-            .map_or(Value::Null, |e| e["message"].clone())
-            .to_string()
+        body["errors"][field].to_string()
     };
     let cases = [
         (
@@ -400,53 +396,4 @@ fn react_admin_data_provider_requests() {
     let record = r#"{"id": 2, "userId": 2, "title": "renamed", "completed": true}"#;
     let updated = server.send("PUT", "/api/todos/2", &json, record.as_bytes());
     assert_eq!(updated.json()["title"], "renamed");
-}
-
-#[test]
-fn delete_answers_the_item_to_a_client_that_asks_for_json() {
-    let server = todos();
-    let fresh = || {
-        let created = server.create("/api/todos", r#"{"userId": 1, "title": "x"}"#);
-        format!("/api/todos/{}", created["id"])
-    };
-    // react-admin's fetchJson sends `Accept: application/json`, and its
-    // delete and deleteMany read the deleted item from the body.
-    for accept in [
-        "Accept: application/json",
-        "Accept: text/html, application/json;q=0.5",
-    ] {
-        let path = fresh();
-        let before = server.get(&path);
-        let response = server.send("DELETE", &path, &[accept], b"");
-        assert_eq!(response.status, 200, "{}", response.text());
-        assert_eq!(response.header("Content-Type"), Some("application/json"));
-        assert_eq!(response.json(), before.json());
-        problem(&server.get(&path), 404);
-    }
-    // Otherwise 204 with no content, as the contract says: no Accept, or
-    // one that does not name JSON itself.
-    for accept in [None, Some("Accept: */*"), Some("Accept: application/*")] {
-        let headers: Vec<&str> = accept.into_iter().collect();
-        let path = fresh();
-        let response = server.send("DELETE", &path, &headers, b"");
-        assert_eq!(response.status, 204, "{accept:?}");
-        assert!(response.body.is_empty());
-        assert_eq!(response.header("Content-Type"), None);
-        assert_eq!(response.header("Content-Length"), None);
-    }
-    // Errors stay problem documents.
-    let json = "Accept: application/json";
-    problem(&server.send("DELETE", "/api/todos/99", &[json], b""), 404);
-    // With If-Match: 412 on a mismatch, 200 with the item on a match.
-    let item = server.get("/api/todos/3");
-    let etag = item.header("ETag").unwrap().to_string();
-    let wrong = "If-Match: \"0-0000000000000000\"";
-    problem(
-        &server.send("DELETE", "/api/todos/3", &[json, wrong], b""),
-        412,
-    );
-    let right = format!("If-Match: {etag}");
-    let deleted = server.send("DELETE", "/api/todos/3", &[json, &right], b"");
-    assert_eq!(deleted.status, 200);
-    assert_eq!(deleted.json(), item.json());
 }

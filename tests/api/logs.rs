@@ -89,7 +89,10 @@ fn the_size_says_what_it_counts_and_info_names_no_module() {
             "a module path at info: {line}"
         );
     }
-    assert!(log.contains(" INFO  signal 15 received"), "{log}");
+    assert!(
+        log.contains(" INFO  [widgets-todos] signal 15 received"),
+        "{log}"
+    );
 }
 
 #[test]

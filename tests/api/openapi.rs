@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use widgets_todos::app::OPENAPI;
-use widgets_todos::config::faults::Faults;
+use widgets_todos::config::faults::FaultSettings;
 use widgets_todos::config::{Config, Secret};
 
 use crate::support::{TestServer, config, problem};
@@ -126,9 +126,9 @@ fn with_every_feature_on_the_file_is_served() {
     let server = TestServer::with_config(Config {
         allow_reset: true,
         auth_token: Some(Secret::new("T")),
-        faults: Faults {
+        faults: FaultSettings {
             on: true,
-            ..Faults::default()
+            ..FaultSettings::default()
         },
         record: Some(100),
         ..config()
@@ -213,4 +213,77 @@ fn every_path_with_a_get_describes_its_head() {
     let line = format!("If-None-Match: {}", get.header("ETag").unwrap());
     let revalidated = server.send("HEAD", "/api/openapi.json", &[&line], b"");
     assert_eq!(revalidated.status, 304);
+}
+
+/// Every schema object anywhere in `value` that has `properties`, with
+/// its JSON pointer.
+fn object_schemas<'a>(value: &'a Value, at: &str, found: &mut Vec<(String, &'a Value)>) {
+    match value {
+        Value::Object(object) => {
+            if object.get("properties").is_some_and(Value::is_object) {
+                found.push((at.to_string(), value));
+            }
+            for (key, inner) in object {
+                object_schemas(inner, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(values) => {
+            for (i, inner) in values.iter().enumerate() {
+                object_schemas(inner, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn generated_clients_get_what_the_server_takes_and_sends() {
+    let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
+    // [17] Code generators (openapi-typescript) type a member with a
+    // `default` beside its type as always present: fine for what the
+    // server sends, wrong for what a client may leave out. So a `default`
+    // stands beside a property's type only when the property is required;
+    // an optional one keeps it inside `allOf`.
+    let mut schemas = Vec::new();
+    object_schemas(&file, "", &mut schemas);
+    assert!(schemas.len() > 10, "{}", schemas.len());
+    for (at, schema) in schemas {
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (name, property) in schema["properties"].as_object().unwrap() {
+            if property.get("default").is_some() {
+                assert!(required.contains(&name.as_str()), "{at}/properties/{name}");
+            }
+        }
+    }
+    let completed = &file["components"]["schemas"]["TodoCreate"]["properties"]["completed"];
+    assert_eq!(completed["allOf"][0]["default"], false, "{completed}");
+
+    // Every problem has a message; a 422's errors is an object of strings
+    // with `root.serverError`.
+    let problem = &file["components"]["schemas"]["Problem"];
+    assert!(
+        problem["required"]
+            .as_array()
+            .unwrap()
+            .contains(&"message".into())
+    );
+    let errors = &file["components"]["schemas"]["FieldErrors"];
+    assert_eq!(errors["additionalProperties"]["type"], "string");
+    assert_eq!(errors["required"], serde_json::json!(["root"]));
+
+    // DELETE of an item: 200 with the item, 204 for return=minimal.
+    for (path, schema) in [("/api/todos/{id}", "Todo"), ("/api/widgets/{id}", "Widget")] {
+        let delete = &file["paths"][path]["delete"];
+        let ok = &delete["responses"]["200"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(ok, &format!("#/components/schemas/{schema}"));
+        assert!(delete["responses"]["204"].is_object(), "{path}");
+        let prefer = serde_json::json!({"$ref": "#/components/parameters/PreferReturn"});
+        assert!(
+            delete["parameters"].as_array().unwrap().contains(&prefer),
+            "{path}"
+        );
+    }
 }

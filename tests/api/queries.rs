@@ -430,7 +430,7 @@ fn if_match_guards_updates_and_deletes() {
     let line = format!("If-Match: \"a\", {}", current.expect("an ETag"));
     assert_eq!(
         server.send("DELETE", "/api/todos/3", &[&line], b"").status,
-        204
+        200
     );
     assert_eq!(server.get("/api/todos/3").status, 404);
 }
@@ -460,7 +460,7 @@ fn if_match_takes_the_tag_a_post_answered_with() {
     let current = format!("If-Match: {}", updated.header("ETag").expect("an ETag"));
     assert_eq!(
         server.send("DELETE", &location, &[&current], b"").status,
-        204
+        200
     );
 }
 

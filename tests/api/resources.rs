@@ -50,8 +50,11 @@ fn widget_lifecycle() {
     );
 
     let deleted = server.delete("/api/widgets/1");
-    assert_eq!(deleted.status, 204);
-    assert!(deleted.body.is_empty());
+    assert_eq!(deleted.status, 200);
+    assert_eq!(
+        deleted.json(),
+        json!({"id": 1, "price": "€12", "quality": "great"})
+    );
     assert_eq!(server.get("/api/widgets/1").status, 404);
     assert_eq!(server.get("/api/widgets").json(), json!([]));
 }
@@ -94,7 +97,7 @@ fn todo_lifecycle() {
     assert_eq!(patch.json()["userId"], 9007199254740991u64);
     assert_eq!(patch.json()["title"], "Buy oat milk");
 
-    assert_eq!(server.delete("/api/todos/1").status, 204);
+    assert_eq!(server.delete("/api/todos/1").status, 200);
     assert_eq!(server.delete("/api/todos/1").status, 404);
 }
 
@@ -178,7 +181,7 @@ fn ids_ascend_per_collection_and_are_never_reused() {
         server.create("/api/widgets", r#"{"price": "1", "quality": "q"}"#)["id"],
         1
     );
-    assert_eq!(server.delete("/api/todos/3").status, 204);
+    assert_eq!(server.delete("/api/todos/3").status, 200);
     assert_eq!(
         server.create("/api/todos", r#"{"userId": 1, "title": "t"}"#)["id"],
         4
@@ -328,7 +331,7 @@ fn list_reads_see_every_write() {
     server.create("/api/todos", r#"{"userId": 2, "title": "b"}"#);
     assert_eq!(list().as_array().map(Vec::len), Some(2));
 
-    assert_eq!(server.delete("/api/todos/1").status, 204);
+    assert_eq!(server.delete("/api/todos/1").status, 200);
     assert_eq!(
         list(),
         json!([{"id": 2, "userId": 2, "title": "b", "completed": false}])

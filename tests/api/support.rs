@@ -378,19 +378,36 @@ pub fn problem(response: &Response, status: u16) -> Value {
     // [11]: the request's id, as the response's X-Request-Id names it.
     let id = response.header("X-Request-Id").expect("X-Request-Id");
     assert_eq!(body["instance"], format!("urn:request:{id}"), "{body}");
+    // [17]: the sentence clients show, `message`: the detail first, the
+    // hint last.
+    let message = body["message"].as_str().expect("a message member");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(message.starts_with(detail), "{body}");
+    if let Some(hint) = body["hint"].as_str() {
+        assert!(message.ends_with(&format!("; {hint}")), "{body}");
+    }
+    if status != 422 {
+        assert_eq!(body.get("errors"), None, "{body}");
+    }
     body
 }
 
-/// The `field` names listed in a 422's `errors`.
+/// The field names of a 422's `errors` object, in order, each with a
+/// non-empty message that `message` repeats; its `root.serverError` is
+/// the `message`.
 pub fn error_fields(response: &Response) -> Vec<String> {
     let body = problem(response, 422);
-    body["errors"]
-        .as_array()
-        .expect("errors array")
+    let errors = body["errors"].as_object().expect("an errors object");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert_eq!(errors["root"]["serverError"], message, "{body}");
+    errors
         .iter()
-        .map(|e| {
-            assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
-            e["field"].as_str().expect("field name").to_string()
+        .filter(|(field, _)| *field != "root")
+        .map(|(field, error)| {
+            let error = error.as_str().expect("a field's error is a string");
+            assert!(!error.is_empty(), "{body}");
+            assert!(message.contains(&format!("{field} {error}")), "{body}");
+            field.clone()
         })
         .collect()
 }

@@ -1,98 +1,35 @@
 // react-admin's json-server data provider (ra-data-json-server, unchanged,
 // with ra-core's default fetchJson) against a running widgets-todos:
 //
-//   API_URL=http://127.0.0.1:8080/api node target/react-admin/test.mjs
+//   API_URL=http://127.0.0.1:8080/api node target/clients/ra-json-server.mjs
 //
-// Run by scripts/react-admin.sh, which installs the pinned packages under
-// target/react-admin, copies this file there (so that the bare import below
-// resolves as in any app) and starts a fresh, empty server. Calls every
+// Run by scripts/clients.sh, which installs the pinned packages under
+// target/clients, copies this file there (so that the bare imports
+// resolve as in any app) and starts a fresh, empty server. Calls every
 // data-provider operation on /api/todos, the getList variants a react-admin
 // list sends (pagination, sort, a filter, `q`), and checks the results: ids,
-// totals, order, the records. Prints one line per operation and a closing
-// "react-admin: N passed, M failed"; exits 1 if any failed. Every call has a
-// time limit, and so has the whole run.
+// totals, order, the records; then the errors a user meets, as react-admin
+// shows them (react-admin.mjs). Prints one line per operation and a closing
+// "ra-json-server: N passed, M failed"; exits 1 if any failed.
 import jsonServerProvider from 'ra-data-json-server';
 
-const API_URL = process.env.API_URL;
-if (!API_URL || !/^http:\/\/127\.0\.0\.1:\d+\/api$/.test(API_URL)) {
-    console.error('set API_URL to http://127.0.0.1:PORT/api');
-    process.exit(2);
-}
-const CALL_TIMEOUT_MS = 10_000;
-setTimeout(() => {
-    console.log('FAIL: the whole run took more than 60 s');
-    process.exit(1);
-}, 60_000).unref();
+import { API_URL, SEED as seed, check, finish, json, operation, same, watchFetch, withTimeout } from './lib.mjs';
+import { errorCases } from './react-admin.mjs';
 
 // Watches what the provider sends, to say so when a check fails. The
 // provider and fetchJson are not changed: this only records and passes on.
-let sent = [];
-const realFetch = globalThis.fetch;
-globalThis.fetch = (url, options = {}) => {
-    const call = `${options.method || 'GET'} ${String(url).slice(API_URL.length - 4)}`;
-    sent.push(call);
-    return realFetch(url, options).then(response => {
-        sent[sent.indexOf(call)] = `${call} -> ${response.status}`;
-        return response;
-    });
-};
+watchFetch();
 
 const dataProvider = jsonServerProvider(API_URL);
 
-let passed = 0;
-let failed = 0;
-let n = 0;
-
-class CheckError extends Error {}
-function check(condition, message) {
-    if (!condition) throw new CheckError(message);
-}
-const json = value => JSON.stringify(value);
-function same(actual, expected, what) {
-    check(json(actual) === json(expected), `${what}: expected ${json(expected)}, got ${json(actual)}`);
-}
-
-function withTimeout(promise) {
-    let timer;
-    const limit = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CALL_TIMEOUT_MS} ms`)), CALL_TIMEOUT_MS);
-    });
-    return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
-}
 // The provider's call, and each call a check makes to read the store back.
 const call = (method, resource, params) => withTimeout(dataProvider[method](resource, params));
-
-async function operation(name, body) {
-    n += 1;
-    sent = [];
-    try {
-        const detail = await body();
-        passed += 1;
-        console.log(`ok ${n} - ${name}${detail ? `: ${detail}` : ''}`);
-    } catch (e) {
-        failed += 1;
-        let why;
-        if (e instanceof CheckError) why = e.message;
-        else if (e && e.status) why = `HttpError ${e.status} ${json(e.body ?? e.message)}`;
-        else why = `${e && e.name}: ${e && e.message}`;
-        console.log(`FAIL ${n} - ${name}: ${why}`);
-        if (sent.length) console.log(`    sent: ${sent.join('; ')}`);
-    }
-}
 
 const page = (p, perPage) => ({ page: p, perPage });
 const ids = records => records.map(r => r.id);
 
 // The store starts empty: create is first, and every later check knows
 // exactly what the store holds.
-const seed = [
-    { userId: 1, title: 'Buy milk', completed: false },
-    { userId: 1, title: 'Walk the dog', completed: true },
-    { userId: 2, title: 'Call mom' }, // completed left out: false
-    { userId: 2, title: 'Buy bread', completed: true },
-    { userId: 3, title: 'Pay rent', completed: false },
-    { userId: 1, title: 'Answer mail', completed: false },
-];
 const todos = []; // what the server should hold, by index of creation
 const byTitle = title => todos.find(t => t.title === title);
 let id = []; // id[i]: the id of seed[i]
@@ -183,18 +120,6 @@ await operation('getOne', async () => {
     return `id ${data.id}`;
 });
 
-await operation('getOne: an id never created rejects with HttpError 404', async () => {
-    const missing = id[id.length - 1] + 1000;
-    const outcome = await call('getOne', 'todos', { id: missing }).then(
-        ({ data }) => `resolved with ${json(data)}`,
-        e => e
-    );
-    check(outcome && outcome.name === 'HttpError', `expected an HttpError, got ${outcome}`);
-    same(outcome.status, 404, 'status');
-    same(outcome.body && outcome.body.status, 404, "the body's status");
-    return `${outcome.status}, message ${json(outcome.message)}`;
-});
-
 await operation('getMany: 3 ids, one repeated', async () => {
     const { data } = await call('getMany', 'todos', { ids: [id[4], id[0], id[2], id[0]] });
     const sorted = [...data].sort((a, b) => a.id - b.id);
@@ -268,5 +193,23 @@ await operation('deleteMany: 2 ids (a DELETE each)', async () => {
     return `ids ${result.data.join(', ')}`;
 });
 
-console.log(`react-admin: ${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+await operation('fetch(url, {method: "DELETE"}).then(r => r.json()), as json-server users write it', async () => {
+    const { data: record } = await call('create', 'todos', { data: { userId: 9, title: 'Plain fetch' } });
+    const deleted = await withTimeout(fetch(`${API_URL}/todos/${record.id}`, { method: 'DELETE' }).then(r => r.json()));
+    same(deleted, { id: record.id, userId: 9, title: 'Plain fetch', completed: false }, 'the todo deleted');
+    return `id ${deleted.id}`;
+});
+
+await errorCases(operation, {
+    provider: dataProvider,
+    make: httpClient => jsonServerProvider(API_URL, httpClient),
+    todo: todos[2],
+    missing: id[id.length - 1] + 1000,
+    badList: { pagination: page(1, 10), sort: { field: 'id', order: 'ASC' }, filter: { nope: 1 } },
+    badListMessage:
+        "unknown query parameter 'nope'; valid parameters: id, userId, title, completed (each also with _ne, " +
+        '_gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, sort, range, filter, ' +
+        "_delay, _; check the parameter's spelling against the list",
+});
+
+finish('ra-json-server');
