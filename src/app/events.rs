@@ -62,8 +62,8 @@ use crate::error::ApiError;
 use crate::http::{
     Body, EVENT_STREAM, Request, Response, Stream, Streamed, accepts_json, admits, names,
 };
-use crate::model::parse_decimal;
 use crate::model::query::{bad, repeated};
+use crate::model::{MAX_SAFE_INTEGER, parse_decimal};
 use crate::store::feed::{Event, Next, Subscription};
 
 /// How long a stream stays silent before a comment line keeps it open:
@@ -116,8 +116,11 @@ impl Query {
                 }
                 "_limit" if query.limit.is_some() => return Err(repeated(name)),
                 "_limit" => {
-                    let why = || format!("'{value}' is not a number of events from 0 up");
-                    query.limit = Some(parse_decimal(value).ok_or_else(|| bad(name, why()))?);
+                    let why = || {
+                        format!("'{value}' is not a number of events from 0 to {MAX_SAFE_INTEGER}")
+                    };
+                    let limit = parse_decimal(value).filter(|n| *n <= MAX_SAFE_INTEGER);
+                    query.limit = Some(limit.ok_or_else(|| bad(name, why()))?);
                 }
                 "_delay" | "_" => {}
                 _ => {

@@ -498,6 +498,7 @@ fn bad_requests_to_the_feed_are_refused_before_subscribing() {
         ),
         ("/api/events?_limit=-1", 400, "_limit"),
         ("/api/events?_limit=x", 400, "_limit"),
+        ("/api/events?_limit=9007199254740992", 400, "_limit"),
         ("/api/events?_sort=id", 400, "_sort"),
     ] {
         let body = problem(&server.send("GET", target, &[LIVE], b""), status);
