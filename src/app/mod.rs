@@ -103,7 +103,7 @@ pub struct Options {
     pub seed: u64,
     pub record: Option<usize>,
     pub max_subscribers: usize,
-    pub events_kept: usize,
+    pub events_kept: Option<usize>,
 }
 
 impl Default for Options {
@@ -228,7 +228,9 @@ impl App {
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
         let recorder = options.record.map(record::Recorder::new);
-        store.feed().keep(options.events_kept);
+        if let Some(kept) = options.events_kept {
+            store.feed().keep(kept);
+        }
         store.feed().encode_with(events::encode);
         App {
             store,

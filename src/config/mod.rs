@@ -62,8 +62,9 @@ pub struct Config {
     /// once (each holds one of the connections); 0 turns it off.
     pub max_subscribers: usize,
     /// `--events-kept`: how many of the last events `/api/events` keeps
-    /// for subscribers that resume or lag.
-    pub events_kept: usize,
+    /// for subscribers that resume or lag; `None` for the feed's default
+    /// (`store/feed.rs`).
+    pub events_kept: Option<usize>,
     /// `--generate`: how many items to make at start-up in an empty store.
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
@@ -116,7 +117,7 @@ impl Default for Config {
             tls: None,
             max_connections: None,
             max_subscribers: 64,
-            events_kept: crate::store::feed::DEFAULT_KEPT,
+            events_kept: None,
             generate: None,
             seed: 0,
             record: None,
@@ -168,8 +169,8 @@ impl Config {
                 self.max_subscribers
             ));
         }
-        if self.events_kept != default.events_kept {
-            modes.push(format!("the last {} events kept", self.events_kept));
+        if let Some(kept) = self.events_kept {
+            modes.push(format!("the last {kept} events kept"));
         }
         if self.read_timeout != default.read_timeout {
             modes.push(format!("read timeout {} s", self.read_timeout.as_secs()));

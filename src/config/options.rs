@@ -210,7 +210,7 @@ pub(super) const OPTS: &[Opt] = &[
         flag: "--events-kept",
         env: "EVENTS_KEPT",
         set: |c, v| {
-            c.events_kept = number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?;
+            c.events_kept = Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?);
             Ok(())
         },
     },

@@ -13,18 +13,18 @@
 
 use std::io::{self, Write};
 
-use super::connection::Turn;
 use crate::http::Stream;
 
-/// Writes the head, gives back the request's turn, then the body until it
+/// Writes the head, gives back the request's turn (`turn`: whatever the
+/// request holds of `--threads`, dropped here), then the body until it
 /// ends; the bytes written. A stream that ends because its client left
 /// (or stopped reading, `--write-timeout`) has ended normally: logged, not
 /// an error. The connection closes when the caller drops it.
-pub(super) fn send(
+pub(super) fn send<T>(
     incoming: tiny_http::Request,
     head: &[u8],
     body: &Stream,
-    turn: Option<Turn<'_>>,
+    turn: T,
 ) -> io::Result<usize> {
     let mut writer = incoming.into_writer();
     writer.write_all(head)?;
