@@ -848,6 +848,183 @@ def access_log_controls(binary):
            "the access log shows them escaped (\\x1b)")
 
 
+# ------------------------------------------------- the change feed ([19])
+
+LIVE = b"Accept: text/event-stream\r\n"
+
+
+def subscribe(server, target="/api/events", rcvbuf=None):
+    """A live subscriber to the feed, once it has read its head and opening
+    lines (from then on every write is in its stream). `rcvbuf` shrinks
+    its receive buffer, for a subscriber that will stop reading."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(5)
+    s.connect(server.addr)
+    s.sendall(f"GET {target} HTTP/1.1\r\nHost: t\r\n".encode() + LIVE + b"\r\n")
+    data = b""
+    while not (b"\r\n\r\n" in data and data.endswith(b"\n\n")):
+        chunk = s.recv(4096)
+        if not chunk:
+            fail(f"the feed closed before its opening lines: {data!r}")
+        data += chunk
+    if not data.startswith(b"HTTP/1.1 200"):
+        fail(f"the feed answered {data[:60]!r}")
+    return s
+
+
+def patch_burst(server, count, body, batch=500):
+    """PATCHes todo 1 `count` times, pipelined `batch` at a time on one
+    keep-alive connection; the writes per second."""
+    s = connect(server, timeout=30)
+    request = (b"PATCH /api/todos/1 HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+               b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    started = time.monotonic()
+    done = 0
+    pending = b""
+    while done < count:
+        n = min(batch, count - done)
+        s.sendall(request * n)
+        answered = 0
+        while answered < n:
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                fail(f"the writer's connection closed after {done + answered} writes")
+            pending += chunk
+            while (end := pending.find(b"\r\n\r\n")) >= 0:
+                head = pending[:end]
+                length = int(head.split(b"Content-Length: ", 1)[1].split(b"\r\n", 1)[0])
+                if len(pending) < end + 4 + length:
+                    break
+                if not head.startswith(b"HTTP/1.1 200"):
+                    fail(f"a write failed: {head[:40]!r}")
+                pending = pending[end + 4 + length:]
+                answered += 1
+        done += n
+    s.close()
+    return count / (time.monotonic() - started)
+
+
+class Sampler:
+    """The server's highest RSS while a `with` block runs (every 50 ms)."""
+
+    def __init__(self, server):
+        self.server, self.peak, self.running = server, 0, True
+        self.thread = threading.Thread(target=self.sample)
+
+    def sample(self):
+        while self.running and self.server.alive():
+            self.peak = max(self.peak, self.server.stats()["rss_kb"])
+            time.sleep(0.05)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.running = False
+        self.thread.join()
+
+
+def feed_non_reader(binary, writes, full):
+    """[19]: a subscriber that never reads while `writes` writes are made.
+    Two servers take the same writes, in turns of a tenth each, one with
+    the stuck subscriber: their rates compare within one run, so that drift
+    on a shared machine hits both alike. The writes are not slowed beyond
+    the bench's bound (0.9 of the rate without; enforced at full scale
+    only, a measurement for a quiet machine), the feed's memory stays
+    within its bound (--events-kept events, each the item's JSON and about
+    300 bytes), and the subscriber is disconnected with a log line."""
+    kept = 1024
+    flags = ["--events-kept", str(kept), "--max-subscribers", "1"]
+    plain, server = Server(binary, extra=flags), Server(binary, extra=flags, capture_stderr=True)
+    try:
+        title = "x" * 1000  # the item's JSON: about 1.1 kB
+        body = ('{"title": "%s"}' % title).encode()
+        for each in (plain, server):
+            created = exchange(each, post_json(('{"userId": 1, "title": "%s"}' % title).encode()), 5)
+            if b" 201 " not in created.split(b"\r\n")[0]:
+                fail(f"feed: cannot create the todo: {created[:80]!r}")
+            patch_burst(each, min(writes, 2000), body)  # warm-up
+        idle = server.stats()
+        stuck = subscribe(server, rcvbuf=4096)
+        times = {plain: 0.0, server: 0.0}
+        with Sampler(server) as with_stuck:
+            for turn in range(20):
+                for each in ((plain, server) if turn % 2 == 0 else (server, plain)):
+                    times[each] += (writes // 20) / patch_burst(each, writes // 20, body)
+        during = server.stats()
+        rate_alone, rate_stuck = writes / times[plain], writes / times[server]
+        ratio = rate_stuck / rate_alone
+        # What the feed may hold, and the subscriber's buffer of one write.
+        bound_kb = kept * (1100 + 300) // 1024 + 128
+        grew_kb = with_stuck.peak - idle["rss_kb"]
+        if grew_kb > bound_kb + 4096:
+            fail(f"feed: RSS grew {grew_kb} kB with a stuck subscriber (bound {bound_kb} kB + 4 MB of noise)")
+        if full and ratio < 0.9:
+            fail(f"feed: writes slowed to {ratio:.2f} of their rate with a stuck subscriber")
+        # Its writes block for --write-timeout, then it is disconnected.
+        deadline = time.monotonic() + READ_TIMEOUT + 10
+        freed = False
+        while time.monotonic() < deadline and not freed:
+            time.sleep(0.2)
+            probe = exchange(server, b"GET /api/events?_limit=0 HTTP/1.1\r\nHost: t\r\n" + LIVE
+                             + b"\r\n", 2)
+            freed = probe.startswith(b"HTTP/1.1 200")
+        stuck.close()
+        if not freed:
+            fail("feed: the stuck subscriber still holds its place")
+        after = server.stats()
+        normal_get(server)
+    finally:
+        plain.stop()
+        code = server.stop()
+    log = server.proc.stderr.read().decode(errors="replace")
+    if code != 0:
+        fail(f"feed: the server exited {code}")
+    said = [line for line in log.splitlines() if "subscriber to /api/events" in line]
+    if not said:
+        fail(f"feed: no log line for the disconnected subscriber: {log[-300:]!r}")
+    report("feed: a subscriber never reads", f"{writes} writes x 1.1 kB", idle, during, after,
+           f"{rate_alone:.0f} writes/s without, {rate_stuck:.0f} with it ({ratio:.2f}); peak RSS "
+           f"+{grew_kb} kB (bound {bound_kb} kB); logged: {said[0].split('a subscriber', 1)[-1][:50]}")
+
+
+def feed_sigterm(binary, count=64):
+    """[19]: SIGTERM with `count` subscribers connected: every stream ends,
+    and the server exits 0 within 1 s."""
+    server = Server(binary, extra=["--max-subscribers", str(count)], defaults=True)
+    try:
+        idle = server.stats()
+        subscribers = [subscribe(server) for _ in range(count)]
+        during = server.stats()
+        started = time.monotonic()
+        server.proc.terminate()
+        try:
+            code = server.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            fail(f"feed: no exit within 10 s of SIGTERM with {count} subscribers")
+        took = time.monotonic() - started
+        ended = 0
+        for s in subscribers:
+            try:
+                while s.recv(4096):
+                    pass
+                ended += 1
+            except OSError:
+                ended += 1
+            s.close()
+    finally:
+        if server.alive():
+            server.proc.kill()
+    if code != 0 or took > 1.0:
+        fail(f"feed: SIGTERM with {count} subscribers: exit {code} after {took:.2f} s")
+    report("feed: SIGTERM, subscribers", f"{count} subscribers", idle, during, during,
+           f"exit 0 in {took * 1000:.0f} ms; {ended}/{count} streams ended")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
@@ -863,6 +1040,8 @@ def main():
         return
     request_log_listing(args.binary, args.quick, full=False)
     access_log_controls(args.binary)
+    feed_non_reader(args.binary, 20_000 if args.quick else 100_000, full=not args.quick)
+    feed_sigterm(args.binary)
 
     server = Server(args.binary)
     try:

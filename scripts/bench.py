@@ -17,7 +17,8 @@ median of the rounds' ratios, each taken within one round, with their
 range. The layer's ratio is what the real server could reach with an
 application that cost nothing; the minimal server's, about what any server
 reaches that reads, parses and keeps what it is sent. Then the memory, size and
-start-up figures, GET one and PUT with 100,000 todos stored against 200,
+start-up figures, POST with 64 subscribers to /api/events against none
+([19]: at least 0.9), GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. (In full mode,
 scripts/bench.sh then runs scripts/scale.py for issue [12]'s table:
 start-up, memory and list queries with 100,000 and 1,000,000 todos loaded
@@ -407,6 +408,90 @@ def delay_check(delayed=100, quick=20):
     return max(finished) - started, times
 
 
+# Subscribers to /api/events ([19]) in a process of their own, on the
+# client's core: each reads its head, then every event as it comes and
+# drops it, on one thread (a selector), as any client would.
+SUBSCRIBERS = r"""
+import selectors, socket, sys
+host, port, count, target = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+selector = selectors.DefaultSelector()
+for _ in range(count):
+    s = socket.create_connection((host, port))
+    s.sendall(b"GET " + target.encode() + b" HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head or not head.endswith(b"\n\n"):
+        chunk = s.recv(4096)
+        if not chunk:
+            sys.exit("the feed closed: " + repr(head))
+        head += chunk
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.exit("the feed answered " + repr(head[:60]))
+    selector.register(s, selectors.EVENT_READ)
+print("subscribed", flush=True)
+while selector.get_map():
+    for key, _ in selector.select():
+        if not key.fileobj.recv(1 << 16):
+            selector.unregister(key.fileobj)
+            print("disconnected", flush=True)
+"""
+
+
+class Subscribers:
+    """`count` clients subscribed to a server's `target` (/api/events and a
+    query), reading."""
+
+    def __init__(self, server, count, target):
+        host, port = server.addr
+        self.proc = subprocess.Popen([*PIN_WRK, sys.executable, "-c", SUBSCRIBERS, host,
+                                      str(port), str(count), target], stdout=subprocess.PIPE)
+        if self.proc.stdout.readline() != b"subscribed\n":
+            self.proc.kill()
+            fail(f"{count} subscribers could not subscribe")
+
+    def stop(self):
+        """Stops them; fails if the server disconnected any meanwhile (one
+        that fell behind): the run would have measured fewer."""
+        self.proc.kill()
+        said = self.proc.stdout.read()
+        self.proc.wait()
+        if b"disconnected" in said:
+            fail(f"{said.count(b'disconnected')} subscriber(s) disconnected during the run")
+
+
+# [19]'s subscribers: idle ones, subscribed to the widgets while the
+# benchmark writes todos (sent nothing but a keep-alive comment every 15 s:
+# what the feed costs the writers), and ones sent every event (what
+# delivering 64 copies of each costs too; on 2 cores, their reading also
+# takes from wrk's core).
+FEED_RUNS = (("idle", "/api/events?collection=widgets"), ("reading", "/api/events"))
+
+
+def subscribed_posts(binary, script, rounds, turns, target, count=64, conns=16):
+    """POST at `conns` connections on two fresh servers of `binary`, one
+    with `count` subscribers to `target` and one with none, measured in
+    turns: the rates of each, one value per round. [19] asks the first to
+    be at least 0.9 of the second with idle subscribers."""
+    rates = {"none": [], "subscribed": []}
+    for round_no in range(rounds):
+        plain, watched = Running(binary, ["--log-level", "warn"]), Running(binary, ["--log-level", "warn"])
+        plain.seed()
+        watched.seed()
+        readers = Subscribers(watched, count, target)
+        servers = [("none", plain), ("subscribed", watched)]
+        try:
+            measured = interleaved(servers if round_no % 2 == 0 else servers[::-1],
+                                   script, conns, turns)
+        finally:
+            readers.stop()
+            plain.stop()
+            watched.stop()
+        for who, rate in measured.items():
+            rates[who].append(rate)
+        print(f"  round {round_no + 1}: POST at {conns}, {count} subscribers to {target}: "
+              f"{rates['subscribed'][-1]:,.0f}, none: {rates['none'][-1]:,.0f}", flush=True)
+    return rates
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="every scenario once, briefly")
@@ -526,6 +611,8 @@ def main():
             server.stop()
 
     delay_took, undelayed = delay_check()
+    feed = {kind: subscribed_posts(SERVER, scripts["POST"], rounds, duration, target)
+            for kind, target in FEED_RUNS}
 
     durable_starts = []
     for _ in range(startups):
@@ -575,6 +662,11 @@ def main():
     print(f"| GET one, `--log-level info` vs `warn` | 64 | {fmt_rate(warn)} (warn) "
           f"| {fmt_rate(info)} (info) | {paired_ratio(info, warn)} | | |"
           + (" | |" if args.peer else ""))
+    for kind, target in FEED_RUNS:
+        none, subscribed = feed[kind]["none"], feed[kind]["subscribed"]
+        print(f"| POST, 64 {kind} subscribers (`{target}`) vs none | 16 | {fmt_rate(none)} (none) "
+              f"| {fmt_rate(subscribed)} (64 subscribers) | {paired_ratio(subscribed, none)} | | |"
+              + (" | |" if args.peer else ""))
     print()
     p = memory.get("peer")
     print("| | baseline | widgets-todos |" + (" json-server |" if p else ""))

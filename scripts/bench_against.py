@@ -15,7 +15,9 @@ a shared machine hits both alike. Prints per row the two rates (median of
 the rounds, min-max) and new / old, the median of the rounds' ratios with
 their range (each ratio taken within one round); then idle RSS, binary
 size and start-up time (exec to the first 200, median of N, taken in
-turns) of both. Rows with a ratio below 0.95 are marked.
+turns) of both. Rows with a ratio below 0.95 are marked. Then, for the new
+build alone, POST with 64 subscribers to /api/events against POST with
+none (bench.subscribed_posts; [19] asks 0.9 at least).
 
 --quick runs the rows at 16 connections, once, one turn each: CI uses it
 to prove that the comparison runs (about 20 s), not to judge the figures.
@@ -116,6 +118,9 @@ def main():
     scripts = bench.write_scripts(tempfile.mkdtemp(prefix="bench-against-"))
     rates = measure(binaries, runs, scripts, rounds, turns)
     figures = footprint(binaries, startups)
+    # [19]: the new build alone (the old may have no feed).
+    feed = {kind: bench.subscribed_posts(bench.SERVER, scripts["POST"], rounds, turns, target)
+            for kind, target in bench.FEED_RUNS}
 
     print()
     print(f"new: {new}; old: {args.label}")
@@ -141,6 +146,13 @@ def main():
     print(f"| binary size | {n['size']:,} B | {o['size']:,} B |")
     print(f"| start-up, exec to first 200 (median of {startups}) "
           f"| {n['start'] * 1000:.1f} ms | {o['start'] * 1000:.1f} ms |")
+    print()
+    for kind, target in bench.FEED_RUNS:
+        with_, none = feed[kind]["subscribed"], feed[kind]["none"]
+        ratio = statistics.median(n / o for n, o in zip(with_, none))
+        bound = " (below 0.9, the bound of [19])" if kind == "idle" and ratio < 0.9 else ""
+        print(f"new alone, POST at 16 with 64 {kind} subscribers (`{target}`) / with none: "
+              f"{paired_ratio(with_, none)}{bound}")
     print()
     print(f"lowest row: {worst[1]}, {worst[0]:.2f}"
           + (f" (below {WORSE})" if worst[0] < WORSE else ""), flush=True)

@@ -13,8 +13,9 @@
 #   root file system that is read-only (a data file there cannot be made);
 # - `widgets-todos healthcheck` works inside the image, and Docker's health
 #   check reports healthy;
+# - a subscriber to /api/events receives a todo created in the container;
 # - `docker stop` ends it with exit status 0, so within the grace period
-#   (after it, Docker sends SIGKILL: 137);
+#   (after it, Docker sends SIGKILL: 137), a subscriber still connected;
 # - todos written on the volume survive removing the container and
 #   starting a new one;
 # - `docker kill -s KILL` during writes loses no acknowledged write;
@@ -216,6 +217,28 @@ done
 [ "$health" = healthy ] || fail "Docker's health check says '$health' after 15 s" "$first"
 ok "Docker's health check reports healthy"
 
+# The change feed: a subscriber receives the next write (_limit=1), and
+# another stays subscribed through the stop below.
+feed() { curl -sN --max-time 20 -H 'Accept: text/event-stream' "$url/api/events$1" >"$2" & }
+subscribed() {
+    for _ in $(seq 100); do
+        grep -q '^id: ' "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    fail "no subscription to /api/events within 5 s" "$first"
+}
+feed '?_limit=1' "$tmp/events"
+feed_pid=$!
+subscribed "$tmp/events"
+id=$(post "seen by a subscriber")
+wait "$feed_pid" || true
+grep -q "^data: {\"collection\":\"todos\",\"id\":$id,\"item\":" "$tmp/events" ||
+    { cat "$tmp/events"; fail "the subscriber did not receive todo $id" "$first"; }
+ok "a subscriber to /api/events receives the todo created ($id)"
+feed '' "$tmp/listening"
+listening_pid=$!
+subscribed "$tmp/listening"
+
 : >"$tmp/kept"
 for n in 1 2 3; do
     id=$(post "kept on the volume $n")
@@ -227,7 +250,8 @@ docker stop --time 10 "$first" >/dev/null
 stop_ms=$((($(date +%s%N) - started) / 1000000))
 [ "$(exit_code "$first")" = 0 ] || fail "docker stop: exit status $(exit_code "$first"), not 0" "$first"
 grep -q 'stopped' <(docker logs "$first" 2>&1) || fail "the server did not log that it stopped" "$first"
-ok "docker stop ends it with exit status 0 (in $stop_ms ms; the grace period is 10 s)"
+wait "$listening_pid" || true
+ok "docker stop ends it with exit status 0, a subscriber connected (in $stop_ms ms; the grace period is 10 s)"
 
 # 2. A new container on the same volume.
 docker rm --volumes "$first" >/dev/null

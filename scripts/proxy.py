@@ -12,7 +12,8 @@ scripts/nginx/widgets-todos.conf, in front of it. Two parts:
    Server and Connection aside): ETag, Link, X-Total-Count, Location,
    WWW-Authenticate, Allow, Access-Control-*, on HEAD, 304, 204, a CORS
    preflight and a chunked request body too; and the body limit falls on
-   the same byte.
+   the same byte. An event of /api/events reaches its subscriber within
+   100 ms of its write's response.
 2. Attacks the server's HTTP library cannot survive, sent to nginx:
    request lines saying HTTP/2.0 or HTTP/3.0 (the library deadlocks on its
    own 505 and leaks a thread and two descriptors for good), request heads
@@ -537,6 +538,55 @@ def large_heads(args, server, idle):
        "each refusal problem+json from nginx")
 
 
+def event_latency(args, rounds=20):
+    """[19]: each event reaches a subscriber through nginx within 100 ms of
+    its write's response (nginx must not hold it in a buffer)."""
+    try:
+        worst = events_through(args, rounds)
+    except socket.timeout:
+        fail("the event stream through nginx sent nothing for 5 s: nginx holds it in a buffer")
+    if worst > 0.1:
+        fail(f"an event reached its subscriber through nginx {worst * 1000:.0f} ms after its write's response")
+    ok(f"each of {rounds} events reached a subscriber through nginx at most "
+       f"{worst * 1000:.1f} ms after its write's response")
+
+
+def events_through(args, rounds):
+    """Subscribes through nginx, writes `rounds` todos one after the other;
+    the longest time from a write's response to its event."""
+    auth = f"Authorization: Bearer {args.auth_token}\r\n" if args.auth_token else ""
+    with socket.create_connection(address(args.proxy), timeout=5) as sub:
+        # `_limit`: the stream ends after the last, and the server with it.
+        sub.sendall(f"GET /api/events?collection=todos&_limit={rounds} HTTP/1.1\r\nHost: t\r\n"
+                    f"Accept: text/event-stream\r\n{auth}\r\n".encode())
+        seen = b""
+        while b"\r\n\r\n" not in seen or b"\nid: " not in seen:
+            chunk = sub.recv(65536)
+            if not chunk:
+                fail(f"the event stream through nginx closed at once: {seen!r}")
+            seen += chunk
+        if not seen.startswith(b"HTTP/1.1 200") or b"text/event-stream" not in seen:
+            fail(f"GET /api/events through nginx: {seen[:200]!r}")
+        headers = {"Authorization": f"Bearer {args.auth_token}"} if args.auth_token else {}
+        headers["Content-Type"] = "application/json"
+        worst = 0.0
+        for n in range(rounds):
+            status, _, body = request(args.proxy, "POST", "/api/todos", headers,
+                                      f'{{"userId": 1, "title": "event {n}"}}'.encode())
+            answered = time.monotonic()
+            if status != 201:
+                fail(f"POST through nginx: {status} {body!r}")
+            item = int(body.split(b'"id":')[1].split(b",")[0])
+            wanted = b'"collection":"todos","id":%d,' % item
+            while wanted not in seen:
+                chunk = sub.recv(65536)
+                if not chunk:
+                    fail("the event stream through nginx ended")
+                seen += chunk
+            worst = max(worst, time.monotonic() - answered)
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--proxy", required=True, help="nginx's URL")
@@ -559,6 +609,7 @@ def main():
 
     keep_alive(args)
     pass_through(args)
+    event_latency(args)
     for attack in (http2_lines, trickled_heads, held_open, large_heads):
         # A direct request leaves a connection thread waiting 5 s for
         # another connection: wait for it to go, then begin.

@@ -85,6 +85,8 @@ pub enum ApiError {
     /// 503 from `/healthz`: the server cannot serve as it should (most of
     /// its connections are stuck); `detail` says why.
     Unavailable { detail: String },
+    /// 503 from `/api/events`: it has `--max-subscribers` already.
+    TooManySubscribers { limit: usize },
     /// 500: a bug. The detail goes to the log, never to the client.
     Internal,
     /// 501: the request needs something this server does not implement (a
@@ -112,7 +114,9 @@ impl ApiError {
             ApiError::Invalid { .. } => 422,
             ApiError::Internal => 500,
             ApiError::NotImplemented { .. } => 501,
-            ApiError::StorageUnavailable { .. } | ApiError::Unavailable { .. } => 503,
+            ApiError::StorageUnavailable { .. }
+            | ApiError::Unavailable { .. }
+            | ApiError::TooManySubscribers { .. } => 503,
             ApiError::InsufficientStorage { .. } | ApiError::Exhausted { .. } => 507,
             ApiError::OnPurpose { status, .. } => *status,
         }
@@ -153,6 +157,10 @@ impl ApiError {
             }
             ApiError::Unavailable { .. } => Some(
                 "put a reverse proxy in front of this server: see docs/limits.md, nginx in front",
+            ),
+            ApiError::TooManySubscribers { .. } => Some(
+                "retry after the seconds of Retry-After, or start the server with a higher \
+                 --max-subscribers",
             ),
             _ => None,
         }
@@ -196,6 +204,10 @@ impl fmt::Display for ApiError {
             ApiError::StorageUnavailable { detail }
             | ApiError::Unavailable { detail }
             | ApiError::NotImplemented { detail } => f.write_str(detail),
+            ApiError::TooManySubscribers { limit } => write!(
+                f,
+                "/api/events already has its limit of {limit} subscribers (--max-subscribers)"
+            ),
             ApiError::Internal => f.write_str("the server failed to handle this request"),
             ApiError::OnPurpose { detail, .. } => f.write_str(detail),
         }

@@ -17,7 +17,7 @@ use widgets_todos::config::{self, Command, Config};
 use widgets_todos::model::{Todo, Widget};
 use widgets_todos::store::Store;
 use widgets_todos::transport::GRACE;
-use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, descriptor_limit};
+use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, default_max, descriptor_limit};
 
 /// How long after SIGINT/SIGTERM the process exits, whatever it is doing:
 /// requests get [`GRACE`], then the final snapshot gets the rest.
@@ -138,7 +138,21 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let app = Arc::new(App::with_options(store, Options::from_config(&config)));
+    let mut options = Options::from_config(&config);
+    // A subscriber to /api/events holds its connection for as long as it
+    // listens: at most half the connections, so that requests find room.
+    let connections = config
+        .max_connections
+        .unwrap_or_else(|| default_max(descriptors));
+    if options.max_subscribers > connections / 2 {
+        options.max_subscribers = connections / 2;
+        log::warn!(
+            target: LOG,
+            "at most {} subscribers to /api/events: half of the {connections} connections",
+            options.max_subscribers
+        );
+    }
+    let app = Arc::new(App::with_options(store, options));
 
     let server = match widgets_todos::start_app(&config, Arc::clone(&app)) {
         Ok(server) => server,

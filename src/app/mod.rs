@@ -62,6 +62,7 @@ use crate::store::{Listed, Rendered, Store, Stored, render};
 
 mod auth;
 mod cors;
+mod events;
 mod faults;
 mod index;
 mod openapi;
@@ -90,8 +91,9 @@ pub struct App {
     openapi: OnceLock<openapi::Served>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`.
-#[derive(Debug, Clone, Default)]
+/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`,
+/// `--max-subscribers`, `--events-kept`.
+#[derive(Debug, Clone)]
 pub struct Options {
     pub allow_reset: bool,
     pub delay: Duration,
@@ -100,6 +102,14 @@ pub struct Options {
     pub faults: config::faults::FaultSettings,
     pub seed: u64,
     pub record: Option<usize>,
+    pub max_subscribers: usize,
+    pub events_kept: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options::from_config(&Config::default())
+    }
 }
 
 impl Options {
@@ -112,6 +122,8 @@ impl Options {
             faults: config.faults.clone(),
             seed: config.seed,
             record: config.record,
+            max_subscribers: config.max_subscribers,
+            events_kept: config.events_kept,
         }
     }
 }
@@ -128,6 +140,11 @@ impl Handler for App {
         let body = req.body_read.take();
         recorder.add(req, body, &response, started);
         response
+    }
+
+    /// Ends every `/api/events` stream: the server is stopping.
+    fn stop(&self) {
+        self.store.feed().stop();
     }
 
     /// A request the transport refused (framing it cannot trust) or whose
@@ -156,6 +173,7 @@ enum Route<'a> {
     Index,
     Health,
     OpenApi,
+    Events,
     List(Kind),
     Create(Kind),
     Reset(Kind),
@@ -179,6 +197,7 @@ fn route<'a>(method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
         (Get | Head, ["api"]) => Route::Index,
         (Get | Head, ["healthz"]) => Route::Health,
         (Get | Head, ["api", "openapi.json"]) => Route::OpenApi,
+        (Get | Head, ["api", "events"]) => Route::Events,
         (Get | Head, ["api", "todos"]) => Route::List(Todos),
         (Post, ["api", "todos"]) => Route::Create(Todos),
         (Delete, ["api", "todos"]) => Route::Reset(Todos),
@@ -209,6 +228,10 @@ impl App {
     pub fn with_options(store: Store, options: Options) -> App {
         let health = Arc::default();
         let recorder = options.record.map(record::Recorder::new);
+        if let Some(kept) = options.events_kept {
+            store.feed().keep(kept);
+        }
+        store.feed().encode_with(events::encode);
         App {
             store,
             health,
@@ -287,7 +310,7 @@ impl App {
                 })?),
             };
         // 3. Failure on purpose.
-        if let ["api", "todos" | "widgets", ..] = segments {
+        if let ["api", "todos" | "widgets" | "events", ..] = segments {
             if !req.is_preflight() {
                 match &self.faults {
                     Some(faults) => {
@@ -332,8 +355,10 @@ impl App {
         let Some(route) = route else {
             return Err(ApiError::Internal);
         };
-        if !matches!(route, Route::Home) {
-            req.check_accept()?;
+        match route {
+            Route::Home => {}
+            Route::Events => events::check_accept(req)?,
+            _ => req.check_accept()?,
         }
         // 8. The handler.
         self.run(route, req, id, list, &pairs)
@@ -354,6 +379,7 @@ impl App {
             Route::Index => Ok(index::index()),
             Route::Health => self.health(),
             Route::OpenApi => self.openapi(req),
+            Route::Events => self.events(req, pairs),
             Route::List(Kind::Todos) => self.list::<Todo>(req, list),
             Route::List(Kind::Widgets) => self.list::<Widget>(req, list),
             Route::Create(Kind::Todos) => self.create::<Todo>(req),
@@ -409,9 +435,9 @@ impl App {
     /// `POST /api/{collection}`: 201 with the item, its `Location` and `ETag`.
     fn create<T: Stored>(&self, req: &mut Request<'_>) -> Result<Response, ApiError> {
         let new = T::parse_new(req.fields(false, T::EXAMPLE)?)?;
-        let item = self.store.create::<T>(new)?;
+        let (item, rendered) = self.store.create::<T>(new)?;
         let location = format!("/api/{}/{}", T::COLLECTION, item.id());
-        Ok(json(201, render(&item)?).with_header("Location", location))
+        Ok(json(201, rendered).with_header("Location", location))
     }
 
     /// `DELETE /api/{collection}` with `--allow-reset`: every item gone.
@@ -443,8 +469,8 @@ impl App {
             .store
             .update::<T>(id, check, |item| item.apply(patch))?;
         // `None`: deleted since the check above.
-        let item = updated.ok_or_else(|| missing::<T>(id))?;
-        Ok(json(200, render(&item)?))
+        let (_, rendered) = updated.ok_or_else(|| missing::<T>(id))?;
+        Ok(json(200, rendered))
     }
 
     /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, or 404

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{App, record};
+use super::{App, events, record};
 use crate::config::MAX_DELAY_MS;
 use crate::error::ApiError;
 use crate::http::Method;
@@ -27,6 +27,9 @@ impl App {
         match segments {
             ["api", "todos"] if reads => return query::parse::<Todo>(pairs).map(Some),
             ["api", "widgets"] if reads => return query::parse::<Widget>(pairs).map(Some),
+            ["api", "events"] if reads => {
+                events::Query::parse(pairs)?;
+            }
             ["_admin", "requests"] if reads && self.recorder.is_some() => {
                 record::Filter::parse(pairs)?;
             }

@@ -58,6 +58,13 @@ pub struct Config {
     /// `None` for the transport's default (fewer under a low descriptor
     /// limit).
     pub max_connections: Option<usize>,
+    /// `--max-subscribers`: how many clients `/api/events` streams to at
+    /// once (each holds one of the connections); 0 turns it off.
+    pub max_subscribers: usize,
+    /// `--events-kept`: how many of the last events `/api/events` keeps
+    /// for subscribers that resume or lag; `None` for the feed's default
+    /// (`store/feed.rs`).
+    pub events_kept: Option<usize>,
     /// `--generate`: how many items to make at start-up in an empty store.
     pub generate: Option<Spec>,
     /// `--seed`: the same seed generates the same items.
@@ -109,6 +116,8 @@ impl Default for Config {
             auth_token: None,
             tls: None,
             max_connections: None,
+            max_subscribers: 64,
+            events_kept: None,
             generate: None,
             seed: 0,
             record: None,
@@ -153,6 +162,15 @@ impl Config {
         }
         if let Some(connections) = self.max_connections {
             modes.push(format!("at most {connections} connections"));
+        }
+        if self.max_subscribers != default.max_subscribers {
+            modes.push(format!(
+                "at most {} subscribers to /api/events",
+                self.max_subscribers
+            ));
+        }
+        if let Some(kept) = self.events_kept {
+            modes.push(format!("the last {kept} events kept"));
         }
         if self.read_timeout != default.read_timeout {
             modes.push(format!("read timeout {} s", self.read_timeout.as_secs()));

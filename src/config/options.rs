@@ -20,13 +20,13 @@ Usage: widgets-todos [OPTIONS] [FILE.json]   (FILE.json: the same as --data)
        widgets-todos healthcheck [--host ADDR] [--port N]   (exit 0 if it is up)
        widgets-todos import DB.json --out FILE.json   (from a json-server file)
 Options, and --help, --version; each reads the variable in [ ]; a flag wins:
-  --host ADDR          address to bind [HOST] (127.0.0.1)
-  --port N             port; 0 picks a free one [PORT] (8080)
+  --host ADDR --port N  where to listen [HOST, PORT] (127.0.0.1, 8080; 0: any)
   --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
   --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
   --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
+  --max-subscribers N --events-kept N  [MAX_SUBSCRIBERS, EVENTS_KEPT] (64, 1024)
   --read-timeout S --write-timeout S  limits [READ_TIMEOUT, WRITE_TIMEOUT] (30)
   --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
   --cors-origin URL | --no-cors  only URL; none [CORS_ORIGINS, NO_CORS=1] (any)
@@ -195,6 +195,22 @@ pub(super) const OPTS: &[Opt] = &[
         set: |c, v| {
             c.max_connections =
                 Some(number(v, 1, 1_000_000).ok_or("a whole number from 1 to 1000000")?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--max-subscribers",
+        env: "MAX_SUBSCRIBERS",
+        set: |c, v| {
+            c.max_subscribers = number(v, 0, 100_000).ok_or("a whole number from 0 to 100000")?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--events-kept",
+        env: "EVENTS_KEPT",
+        set: |c, v| {
+            c.events_kept = Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?);
             Ok(())
         },
     },

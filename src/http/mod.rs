@@ -20,7 +20,8 @@
 //! be tested with byte strings (`tests.rs`).
 
 use std::borrow::Cow;
-use std::io::{self, Read};
+use std::fmt;
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,7 +38,7 @@ pub mod prefer;
 mod problem;
 mod query;
 pub use form::decode_form;
-pub use negotiation::{accepts_json, prefers_html};
+pub use negotiation::{accepts_json, admits, names, prefers_html};
 pub(crate) use problem::instance_member;
 pub(crate) use query::percent_decode;
 pub use query::query_pairs;
@@ -100,6 +101,7 @@ pub const READ_HEADERS: &[&str] = &[
     "Access-Control-Request-Method",
     "Access-Control-Request-Headers",
     "X-Request-Id",
+    "Last-Event-ID",
 ];
 
 /// What answers requests: where the application and the transport meet.
@@ -115,6 +117,10 @@ pub trait Handler: Send + Sync + 'static {
     fn refuse(&self, _request: &Request<'_>, error: ApiError) -> Response {
         Response::from(error)
     }
+
+    /// The server is stopping: end every streamed body now
+    /// ([`Body::Stream`]), for the stop waits for them.
+    fn stop(&self) {}
 }
 
 impl<F: Fn(&mut Request<'_>) -> Response + Send + Sync + 'static> Handler for F {
@@ -352,6 +358,8 @@ pub const TIMESTAMP: &[time::format_description::FormatItem<'_>] = time::macros:
 
 pub const JSON: &str = "application/json";
 pub const PROBLEM_JSON: &str = "application/problem+json";
+/// Server-sent events (the WHATWG HTML standard, section 9.2).
+pub const EVENT_STREAM: &str = "text/event-stream";
 
 /// A response before it is encoded: status, header fields and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -370,12 +378,42 @@ pub struct Response {
 }
 
 /// A response body: bytes made for this response, or shared with the
-/// store's cached list (see `Store::list`).
+/// store's cached list (see `Store::list`), or a stream made as it is
+/// sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Body {
     Owned(Vec<u8>),
     Shared(Arc<Vec<u8>>),
+    Stream(Stream),
 }
+
+/// A body with no end known in advance (`/api/events`): the response has
+/// no `Content-Length`, and the transport writes its head, gives back the
+/// request's turn (a stream lasts as long as its client listens), calls
+/// [`Streamed::send`], then closes the connection, which is how such a
+/// body ends (RFC 9112 section 6.3, rule 8).
+#[derive(Clone)]
+pub struct Stream(pub Arc<dyn Streamed>);
+
+/// What writes a [`Stream`].
+pub trait Streamed: Send + Sync {
+    /// Writes the body to `out` until it ends, or until writing fails.
+    fn send(&self, out: &mut dyn Write) -> io::Result<()>;
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Stream")
+    }
+}
+
+impl PartialEq for Stream {
+    fn eq(&self, other: &Stream) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Stream {}
 
 impl Response {
     /// Tags the response with its request's id: the `X-Request-Id` field,
@@ -438,7 +476,7 @@ impl Response {
         match &self.body {
             Some((_, Body::Owned(bytes))) => bytes,
             Some((_, Body::Shared(bytes))) => bytes,
-            None => &[],
+            Some((_, Body::Stream(_))) | None => &[],
         }
     }
 
@@ -462,8 +500,10 @@ impl Response {
         if let Some((content_type, _)) = &self.body {
             field("Content-Type", content_type);
         }
-        // RFC 9110 section 8.6: no Content-Length on a 204 or a 304.
-        if self.status != 204 && self.status != 304 {
+        // RFC 9110 section 8.6: no Content-Length on a 204 or a 304; a
+        // stream's length is not known (`Stream`).
+        let stream = matches!(self.body, Some((_, Body::Stream(_))));
+        if self.status != 204 && self.status != 304 && !stream {
             field("Content-Length", &body.len().to_string());
         }
         for (name, value) in &self.headers {

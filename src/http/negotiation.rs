@@ -17,6 +17,21 @@ pub fn accepts_json(accept: &str) -> bool {
     })
 }
 
+/// Whether an `Accept` value admits the media type `kind/subtype`: a
+/// range that matches it (by name, `kind/*` or `*/*`) has a q-value above
+/// 0. Blank counts as absent.
+pub fn admits(accept: &str, kind: &str, subtype: &str) -> bool {
+    accept.trim().is_empty() || quality(accept, kind, subtype) > 0.0
+}
+
+/// Whether `Accept` names `media` itself with a q-value above 0.
+pub fn names(accept: Option<&str>, media: &str) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    ranges(accept).any(|(range, q)| range.eq_ignore_ascii_case(media) && q > 0.0)
+}
+
 /// Whether `Accept` prefers HTML to JSON: `text/html` gets a higher
 /// q-value than `application/json`, each weighed by the most specific
 /// range that matches it (section 12.5.1: `text/html` before `text/*`

@@ -114,7 +114,7 @@ fn every_kind_of_write_drops_what_was_kept() {
     let kept = |store: &Store| (store.keeps_list::<Todo>(), orders_kept(store));
     let writes: [(&str, Write); 5] = [
         ("create", |s: &Store| {
-            assert_eq!(s.create::<Todo>((2, "a".into(), false)).unwrap().id, 25);
+            assert_eq!(s.create::<Todo>((2, "a".into(), false)).unwrap().0.id, 25);
         }),
         ("replace", |s: &Store| {
             let changed = s.update::<Todo>(

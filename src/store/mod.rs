@@ -46,18 +46,22 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
+use feed::{Feed, Kind};
 use items::Items;
 pub(crate) use journal::write_items;
-use journal::{Appended, COMPACT_AFTER, Snapshot, Storage};
+use journal::{Appended, COMPACT_AFTER, Storage};
 use load::{Loaded, State};
 
+mod compaction;
 mod direct;
 mod edits;
+pub mod feed;
 mod files;
 pub mod items;
 mod journal;
@@ -153,6 +157,8 @@ struct Shared {
     todos: Mutex<Collection<Todo>>,
     max_items: usize,
     storage: Option<Storage>,
+    /// Every acknowledged write, for `/api/events` (`feed.rs`).
+    feed: Arc<Feed>,
 }
 
 /// A resource the store keeps, and which of its collections holds it.
@@ -288,26 +294,15 @@ impl Store {
                 todos: Mutex::new(state.todos.into()),
                 max_items,
                 storage,
+                feed: Arc::default(),
             }),
             compactor: Mutex::new(None),
         }
     }
 
-    /// With `--data`: writes a final snapshot and empties the journal. Call
-    /// it once the server has stopped; later writes are still journaled.
-    pub fn close(&self) {
-        let Some(storage) = &self.shared.storage else {
-            return;
-        };
-        storage.close();
-        if let Some(compactor) = lock(&self.compactor).take()
-            && compactor.join().is_err()
-        {
-            log::error!(target: crate::LOG, "the compaction thread panicked");
-        }
-        if let Err(err) = self.shared.compact() {
-            log::error!(target: crate::LOG, "cannot write the final snapshot: {err}; the journal keeps every change");
-        }
+    /// The change feed: every acknowledged write, as an event.
+    pub fn feed(&self) -> &Arc<Feed> {
+        &self.shared.feed
     }
 
     /// A copy of every item, ascending id.
@@ -374,18 +369,37 @@ impl Store {
     }
 
     /// Adds an item with the next id; 507 when the collection is full or
-    /// has handed out every id. Returns a copy of it, once it is durable
-    /// (with `--data`).
-    pub fn create<T: Stored>(&self, new: T::New) -> Result<T, ApiError> {
-        let (item, appended) = self.add(&mut lock(T::collection(self)), new)?;
+    /// has handed out every id. Returns a copy of it and its JSON, once it
+    /// is durable (with `--data`).
+    ///
+    /// Each write here ends the same way: under the lock, its event's
+    /// ticket when the feed records (`feed.rs`); after the commit, the
+    /// event published, and dropped unpublished (cancelled) on an error.
+    pub fn create<T: Stored>(&self, new: T::New) -> Result<(T, Rendered), ApiError> {
+        let feed = &self.shared.feed;
+        let (item, appended, ticket) = {
+            let mut collection = lock(T::collection(self));
+            let (item, appended) = self.add(&mut collection, new)?;
+            let ticket = feed
+                .recording
+                .load(Ordering::Acquire)
+                .then(|| feed.reserve());
+            (item, appended, ticket)
+        };
         self.commit(appended)?;
-        Ok(item)
+        let rendered = render(&item)?;
+        if let Some(ticket) = ticket {
+            let (item_id, body) = (Some(item.id()), Some(rendered.body.as_slice()));
+            ticket.publish(Kind::Created, T::COLLECTION, item_id, body);
+        }
+        Ok((item, rendered))
     }
 
     /// Creates every item of `news`, in order, under one lock, and returns
     /// once all are durable: with `--data`, one flush for all instead of
     /// one each (`--generate` at start-up; 20,000 todos took 10 s). It
-    /// stops at the first error; the items created before it stay.
+    /// stops at the first error; the items created before it stay. Made
+    /// for start-up, before anyone subscribes: it publishes no event.
     pub fn create_all<T: Stored>(&self, news: Vec<T::New>) -> Result<(), ApiError> {
         let mut last = None;
         {
@@ -425,16 +439,18 @@ impl Store {
     }
 
     /// Runs `check` and then `change` on the item under the lock, and
-    /// returns a copy of the changed item, or `None` when there is no such
-    /// item. An error from `check` (an `If-Match` that no longer matches)
-    /// changes nothing. Returns once the change is durable (with `--data`).
+    /// returns a copy of the changed item and its JSON, or `None` when
+    /// there is no such item. An error from `check` (an `If-Match` that no
+    /// longer matches) changes nothing. Returns once the change is durable
+    /// (with `--data`).
     pub fn update<T: Stored>(
         &self,
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
-    ) -> Result<Option<T>, ApiError> {
-        let (item, appended) = {
+    ) -> Result<Option<(T, Rendered)>, ApiError> {
+        let feed = &self.shared.feed;
+        let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
@@ -451,25 +467,42 @@ impl Store {
             if let Some(before) = before {
                 collection.remember(appended, Undo::Restore(before));
             }
-            (changed, appended)
+            let ticket = feed
+                .recording
+                .load(Ordering::Acquire)
+                .then(|| feed.reserve());
+            (changed, appended, ticket)
         };
         self.commit(appended)?;
-        Ok(Some(item))
+        let rendered = render(&item)?;
+        if let Some(ticket) = ticket {
+            let body = Some(rendered.body.as_slice());
+            ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
+        }
+        Ok(Some((item, rendered)))
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
     /// stays, so ids are never reused. Returns once durable.
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
-        let appended = {
+        let feed = &self.shared.feed;
+        let (appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
             let appended = self.journal(|s| s.clear::<T>())?;
             let before = std::mem::take(&mut collection.items);
             collection.changed(None);
             collection.remember(appended, Undo::Clear(before));
-            appended
+            let ticket = feed
+                .recording
+                .load(Ordering::Acquire)
+                .then(|| feed.reserve());
+            (appended, ticket)
         };
         self.commit(appended)?;
+        if let Some(ticket) = ticket {
+            ticket.publish(Kind::Reset, T::COLLECTION, None, None);
+        }
         if let Some(Appended { seq, .. }) = appended {
             // The old items can be a whole collection: let them go now.
             lock(T::collection(self)).forget_up_to(seq);
@@ -484,7 +517,8 @@ impl Store {
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
     ) -> Result<Option<T>, ApiError> {
-        let (deleted, appended) = {
+        let feed = &self.shared.feed;
+        let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
             let Some(item) = collection.items.get(id) else {
@@ -497,9 +531,16 @@ impl Store {
                 collection.remember(appended, Undo::Restore(before));
             }
             collection.changed(Some(id));
-            (deleted, appended)
+            let ticket = feed
+                .recording
+                .load(Ordering::Acquire)
+                .then(|| feed.reserve());
+            (deleted, appended, ticket)
         };
         self.commit(appended)?;
+        if let Some(ticket) = ticket {
+            ticket.publish(Kind::Deleted, T::COLLECTION, Some(id), None);
+        }
         Ok(Some(deleted))
     }
 }
@@ -527,50 +568,6 @@ impl Shared {
         let durable = storage.durable();
         widgets.take_back_after(durable);
         todos.take_back_after(durable);
-    }
-
-    /// The compaction thread: compacts whenever the journal has grown enough,
-    /// until the store is closed; meanwhile, looks for edits of the data
-    /// file by another program.
-    fn compact_when_due(&self) {
-        let Some(storage) = &self.storage else {
-            return;
-        };
-        while let Some(due) = storage.wait_for_compaction(edits::LOOK_EVERY) {
-            storage.look_for_edits();
-            if !due {
-                continue;
-            }
-            if let Err(err) = self.compact() {
-                log::warn!(target: crate::LOG, "cannot compact the journal: {err}; it keeps growing until a retry");
-            }
-        }
-    }
-
-    /// Writes a snapshot of both collections and drops the journal records
-    /// it covers. The copy and the cut are taken under both collections'
-    /// locks (widgets first, as everywhere), so they match exactly; the
-    /// writing happens after, with no lock held.
-    fn compact(&self) -> std::io::Result<()> {
-        let Some(storage) = &self.storage else {
-            return Ok(());
-        };
-        let (snapshot, cut, items) = {
-            let widgets = lock(&self.widgets);
-            let todos = lock(&self.todos);
-            let cut = storage.cut();
-            let snapshot = Snapshot {
-                seq: cut.seq,
-                widgets: (widgets.last_id, widgets.items.values().cloned().collect()),
-                todos: (todos.last_id, todos.items.values().cloned().collect()),
-            };
-            (
-                snapshot,
-                cut,
-                (widgets.items.len() + todos.items.len()) as u64,
-            )
-        };
-        storage.compact(&snapshot, cut, items)
     }
 }
 

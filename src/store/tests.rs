@@ -64,6 +64,8 @@ fn a_failed_group_commit_takes_back_every_change_in_it() {
     let store = Store::open(100, &dir.join("data.json")).unwrap();
     let before = (store.all::<Todo>(), store.all::<Widget>());
     let storage = store.shared.storage.as_ref().unwrap();
+    // A subscriber: every write takes a ticket for its event.
+    let mut subscription = store.feed().subscribe(None, 1, None).unwrap();
 
     storage.hold_flushes(true);
     let results = std::thread::scope(|scope| {
@@ -103,6 +105,13 @@ fn a_failed_group_commit_takes_back_every_change_in_it() {
     }
     assert_eq!((store.all::<Todo>(), store.all::<Widget>()), before);
     assert_eq!(last_ids_and_undo(&store), (1, 2, 0));
+    // No event for a write taken back, and no ticket left undecided (a
+    // later event would wait behind it forever).
+    let mut events = Vec::new();
+    let now = std::time::Instant::now();
+    let next = subscription.wait(&mut events, (10, usize::MAX), now, now);
+    assert_eq!((next, events.len()), (feed::Next::Quiet, 0));
+    assert_eq!(store.feed().undecided(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

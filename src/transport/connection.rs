@@ -24,9 +24,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::capacity::Slot;
 use super::lock;
-use super::{access_log, unread};
+use super::{access_log, stream, unread};
 use crate::error::ApiError;
-use crate::http::{Handler, Method, READ_HEADERS, Request};
+use crate::http::{Body, Handler, Method, READ_HEADERS, Request};
 
 /// What every connection's thread shares, made once at start-up.
 pub(crate) struct Shared {
@@ -68,6 +68,7 @@ impl Shared {
         self.stopping.store(true, Ordering::SeqCst);
         let _guard = lock(&self.stopped.0);
         self.stopped.1.notify_all();
+        self.handler.stop();
     }
 
     /// Waits until `due`, or until the server stops.
@@ -126,7 +127,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     // A body still on its way waits on its client, not on the CPU: such a
     // request is handled without a turn, or a few slow uploads would hold
     // every turn (`tests/api/hardening.rs`, `slow_uploads_do_not_hold_the_threads`).
-    let turn = (!framing.arrives_slowly()).then(|| shared.turns.take());
+    let mut turn = (!framing.arrives_slowly()).then(|| shared.turns.take());
     let deadline = started + shared.read_timeout;
     let mut body = BodyReader::new(&mut incoming, framing, deadline);
     let mut request = Request {
@@ -153,19 +154,20 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     reply.identify(head.id.clone());
     // 3. A response held back (`--delay`, `_delay`) waits without its turn.
     if !reply.delay.is_zero() {
-        drop(turn);
+        drop(turn.take());
         shared.wait_until(started + reply.delay);
     }
     // 4. Whether the connection closes after this response: the framing
-    //    was refused, a body was left unread (what follows it could be
-    //    taken for a request), the body stopped (408), the client asked,
-    //    the server stops, or the handler leaves the request unanswered.
+    //    was refused, a body was left unread (what follows could pass for
+    //    a request), the body stopped (408), the client asked, the server
+    //    stops, no answer, or a stream, whose end is the connection's.
     let close = was_refused
         || unread
         || reply.status == 408
         || framing.close
         || shared.stopping.load(Ordering::SeqCst)
-        || reply.unanswered;
+        || reply.unanswered
+        || matches!(reply.body, Some((_, Body::Stream(_))));
     let connection = match (close, framing.keep_alive_10) {
         (true, _) => Some("close"),
         (false, true) => Some("keep-alive"),
@@ -179,6 +181,8 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         Ok(0)
     } else if unread && !read_rest(&mut incoming, framing, deadline) {
         unread::answer(incoming, &reply, &date, slot)
+    } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
+        stream::send(incoming, &reply.encode(&date, true, connection), body, turn)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())

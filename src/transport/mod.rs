@@ -48,6 +48,7 @@ mod accept;
 pub mod access_log;
 pub mod capacity;
 mod connection;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod unread;

@@ -13,6 +13,7 @@ mod clients;
 mod data_edits;
 mod ecosystem;
 mod errors;
+mod events;
 mod faults;
 mod framing;
 mod generate;
