@@ -32,6 +32,7 @@
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, and `--help`; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases |
 //! | `health.rs` | what the transport tells `/healthz` |
+//! | `logging.rs` | the log's target at `info` and above: the program's name, not a module's path |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
 //! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
 //!
@@ -82,13 +83,6 @@
 //! defect of the HTTP library each piece around the normal path works
 //! around; `docs/learn.md` reads the trace line by line.
 
-/// The target of the log's lines at `info` and above: the program's name,
-/// where simple_logger would print the module's path
-/// (`[widgets_todos::store::journal]`), which a person reading the log does
-/// not need. `debug` and `trace` lines keep their module's path, to find the
-/// code.
-pub const LOG: &str = "widgets-todos";
-
 pub mod app;
 pub mod config;
 pub mod error;
@@ -96,6 +90,7 @@ pub mod health;
 pub mod healthcheck;
 pub mod http;
 pub mod import;
+pub mod logging;
 pub mod model;
 pub mod store;
 pub mod transport;

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
-use widgets_todos::LOG;
 use widgets_todos::app::{App, Options};
 use widgets_todos::config::{self, Command, Config};
+use widgets_todos::logging::LOG;
 use widgets_todos::model::{Todo, Widget};
 use widgets_todos::store::Store;
 use widgets_todos::transport::GRACE;

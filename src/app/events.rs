@@ -236,7 +236,7 @@ impl Streamed for Events {
                 }
                 Next::Behind => {
                     log::warn!(
-                        target: crate::LOG,
+                        target: crate::logging::LOG,
                         "request {}: a subscriber to /api/events fell more than --events-kept \
                          events behind; disconnected (it may resume with Last-Event-ID)",
                         self.request
@@ -262,7 +262,7 @@ impl Events {
             )
         {
             log::warn!(
-                target: crate::LOG,
+                target: crate::logging::LOG,
                 "request {}: a subscriber to /api/events stopped reading for --write-timeout; \
                  disconnected (it may resume with Last-Event-ID)",
                 self.request

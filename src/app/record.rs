@@ -232,7 +232,7 @@ fn page(entries: &[Arc<Entry>], page_bytes: usize) -> Result<(Vec<u8>, usize), A
         }
         serde_json::to_writer(&mut out, &**entry).map_err(|err| {
             // Our own types always serialize; reaching this is a bug.
-            log::error!(target: crate::LOG, "cannot serialize a recorded request: {err}");
+            log::error!(target: crate::logging::LOG, "cannot serialize a recorded request: {err}");
             ApiError::Internal
         })?;
         // One more byte for the closing bracket.

@@ -432,7 +432,7 @@ impl Response {
             Ok(bytes) => Response::bytes(status, JSON, Body::Owned(bytes)),
             Err(err) => {
                 // Our own types always serialize; reaching this is a bug.
-                log::error!(target: crate::LOG, "cannot serialize a response body: {err}");
+                log::error!(target: crate::logging::LOG, "cannot serialize a response body: {err}");
                 Response::from(ApiError::Internal)
             }
         }

@@ -389,7 +389,7 @@ fn operand<T: Queryable>(
             if looks_like_a_pattern(value) {
                 // json-server reads _like as a regular expression; a client
                 // written for it gets [] here, which alone says nothing.
-                log::info!(target: crate::LOG, "{param}={value}: _like looks for this text as it is written, ignoring case \
+                log::info!(target: crate::logging::LOG, "{param}={value}: _like looks for this text as it is written, ignoring case \
                      (not a regular expression, as in json-server): ^, $, .*, [ ], | and \\ are \
                      matched as characters"
                 );
@@ -520,84 +520,6 @@ fn parse_slice(numbers: &BTreeMap<&'static str, usize>) -> Result<Slice, ApiErro
     }
 }
 
-fn field_names<T: Queryable>() -> String {
-    T::FIELDS
-        .iter()
-        .map(|(name, _)| *name)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// What a list query may contain, for error messages.
-fn valid_parameters<T: Queryable>() -> String {
-    format!(
-        "valid parameters: {fields} (each also with _ne, _gte, _lte, or _like for text), q, _sort, _order, _page, _limit, _start, _end, sort, range, filter, _delay, _",
-        fields = field_names::<T>()
-    )
-}
-
-/// Every parameter name a list query of `T` takes: the reserved ones, and
-/// each field alone and with each operator.
-fn parameter_names<T: Queryable>() -> Vec<String> {
-    let mut names: Vec<String> = RESERVED.iter().map(|name| name.to_string()).collect();
-    for (field, _) in T::FIELDS {
-        names.push(field.to_string());
-        for (suffix, _) in OPERATORS {
-            names.push(format!("{field}{suffix}"));
-        }
-    }
-    names
-}
-
-/// The 400 for a parameter no list query takes (`param`), or for a
-/// member of `filter` that names no filter (`param` is `filter`), with a
-/// "did you mean" when a valid name is close (`_sortt`, `userid`).
-fn unknown<T: Queryable>(param: &str, name: &str) -> ApiError {
-    if let Some(relations) = relations(name) {
-        return relations;
-    }
-    let names = parameter_names::<T>();
-    let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
-    if param == "filter" {
-        // A member of `filter` is a field, a field's operator, or `q`.
-        names.retain(|name| *name == "q" || !RESERVED.contains(name));
-        let hint = match spelling::closest(name, &names) {
-            Some(meant) => format!("did you mean \"{meant}\"?"),
-            None => "name a field, a field with _ne, _gte, _lte or _like, or q".into(),
-        };
-        return bad_hinted(
-            "filter",
-            format!("'{name}' is not a filter; fields: {}", field_names::<T>()),
-            &hint,
-        );
-    }
-    let hint = match spelling::closest(name, &names) {
-        Some(meant) => format!("did you mean {meant}?"),
-        None => "check the parameter's spelling against the list".into(),
-    };
-    ApiError::BadRequest {
-        detail: format!(
-            "unknown query parameter '{name}'; {}",
-            valid_parameters::<T>()
-        ),
-        hint: Some(hint),
-    }
-}
-
-/// The 400 for json-server's relations, `_embed` and `_expand` (and
-/// `embed`, ra-data-simple-rest's): neither collection has any, which is
-/// what a user who sends them needs to hear rather than a spelling hint.
-/// `None` for any other name. Paths that take no list query use it too.
-pub fn relations(name: &str) -> Option<ApiError> {
-    matches!(name, "_embed" | "_expand" | "embed").then(|| {
-        bad_hinted(
-            name,
-            "widgets and todos have no relations, so there is nothing to embed or expand".into(),
-            &format!("remove {name}: each item is served as it is stored"),
-        )
-    })
-}
-
 pub(crate) fn repeated(name: &str) -> ApiError {
     bad(name, format!("{name} is given more than once"))
 }
@@ -617,7 +539,11 @@ pub(crate) fn bad_hinted(name: &str, why: String, hint: &str) -> ApiError {
     }
 }
 
+mod messages;
 mod simple_rest;
+
+pub use messages::relations;
+use messages::{field_names, unknown};
 
 #[cfg(test)]
 #[path = "query_tests.rs"]

@@ -16,10 +16,10 @@ impl Store {
         if let Some(compactor) = lock(&self.compactor).take()
             && compactor.join().is_err()
         {
-            log::error!(target: crate::LOG, "the compaction thread panicked");
+            log::error!(target: crate::logging::LOG, "the compaction thread panicked");
         }
         if let Err(err) = self.shared.compact() {
-            log::error!(target: crate::LOG, "cannot write the final snapshot: {err}; the journal keeps every change");
+            log::error!(target: crate::logging::LOG, "cannot write the final snapshot: {err}; the journal keeps every change");
         }
     }
 }
@@ -38,7 +38,7 @@ impl Shared {
                 continue;
             }
             if let Err(err) = self.compact() {
-                log::warn!(target: crate::LOG, "cannot compact the journal: {err}; it keeps growing until a retry");
+                log::warn!(target: crate::logging::LOG, "cannot compact the journal: {err}; it keeps growing until a retry");
             }
         }
     }

@@ -67,7 +67,7 @@ impl Edits {
             return false;
         }
         stamps.1 = now;
-        log::warn!(target: crate::LOG, "{} was changed by another program while the server runs: the server does not read \
+        log::warn!(target: crate::logging::LOG, "{} was changed by another program while the server runs: the server does not read \
              it again, and replaces it with its own data at its next snapshot (at the latest when \
              it stops), so that change will be lost. To change the data, use the API; or stop the \
              server, edit the file, and start it again",
@@ -82,7 +82,7 @@ impl Edits {
         let stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
         let edited = stamp(&self.path) != stamps.0;
         if edited {
-            log::warn!(target: crate::LOG, "{}: the change another program made to it while the server ran is lost: \
+            log::warn!(target: crate::logging::LOG, "{}: the change another program made to it while the server ran is lost: \
                  replaced with the server's data",
                 self.path.display()
             );

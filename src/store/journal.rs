@@ -300,7 +300,7 @@ impl Storage {
         // not made.
         if let Err(err) = serde_json::to_writer(&mut log.pending, &record) {
             log.pending.truncate(before);
-            log::error!(target: crate::LOG, "cannot encode a journal record: {err}");
+            log::error!(target: crate::logging::LOG, "cannot encode a journal record: {err}");
             return Err(ApiError::Internal);
         }
         log.next_seq += 1;
@@ -358,13 +358,13 @@ impl Storage {
             }
             Err(err) => {
                 let shown = self.journal_path.display();
-                log::error!(target: crate::LOG, "cannot write {shown}: {err}; refusing every write from now on");
+                log::error!(target: crate::logging::LOG, "cannot write {shown}: {err}; refusing every write from now on");
                 // Part of the batch may be in the file: whole records never
                 // acknowledged, which the next start would load. Cut the
                 // file back to its last durable record.
                 let durable_end = log.written_bytes;
                 if let Err(err) = file.set_len(durable_end).and_then(|()| file.sync_data()) {
-                    log::error!(target: crate::LOG, "cannot cut {shown} back to its last durable record: {err}; \
+                    log::error!(target: crate::logging::LOG, "cannot cut {shown} back to its last durable record: {err}; \
                          records of the failed writes may load at the next start"
                     );
                 }
@@ -485,7 +485,7 @@ impl Storage {
             // crash could bring the old journal back, without whatever we
             // write now. Refuse every write rather than risk it.
             Err(err) => {
-                log::error!(target: crate::LOG, "cannot sync the directory of {}: {err}; refusing every write from now on",
+                log::error!(target: crate::logging::LOG, "cannot sync the directory of {}: {err}; refusing every write from now on",
                     self.journal_path.display()
                 );
                 log.failed = Some(err.to_string());

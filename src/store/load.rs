@@ -360,7 +360,7 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
         // A record is acknowledged only once its newline is on disk, so a
         // last line without one was never acknowledged: drop it unread.
         let Some(record) = line.strip_suffix(b"\n") else {
-            log::warn!(target: crate::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            log::warn!(target: crate::logging::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written"
             );
             let file = OpenOptions::new()
                 .write(true)

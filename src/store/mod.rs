@@ -124,7 +124,7 @@ pub struct Listed {
 /// bug, logged here, and a 500.
 pub fn render(value: &impl serde::Serialize) -> Result<Rendered, ApiError> {
     let body = serde_json::to_vec(value).map_err(|err| {
-        log::error!(target: crate::LOG, "cannot serialize a response body: {err}");
+        log::error!(target: crate::logging::LOG, "cannot serialize a response body: {err}");
         ApiError::Internal
     })?;
     let etag = entity_tag(&body);
@@ -181,7 +181,7 @@ impl Stored for Todo {
 /// The one place a lock is taken; see the module comment on poisoning.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| {
-        log::warn!(target: crate::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
+        log::warn!(target: crate::logging::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
         );
         mutex.clear_poison();
         poisoned.into_inner()

@@ -192,7 +192,7 @@ impl Accepting {
         // Shutting down a listening socket makes a blocked accept() fail,
         // which ends the accept loop.
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
-            log::warn!(target: crate::LOG, "cannot shut down the listening socket: {err}");
+            log::warn!(target: crate::logging::LOG, "cannot shut down the listening socket: {err}");
         }
         self.shared.stop();
         self.pool.stop();
@@ -219,7 +219,7 @@ impl Accepting {
             let capacity = &self.capacity;
             if capacity.open() >= capacity.max() && !full {
                 full = true;
-                log::warn!(target: crate::LOG, "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
+                log::warn!(target: crate::logging::LOG, "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
                     capacity.max()
                 );
             }
@@ -260,7 +260,7 @@ impl Accepting {
             };
             let (since, pause) = match failing {
                 None => {
-                    log::warn!(target: crate::LOG, "accepting a connection failed: {err}; retrying");
+                    log::warn!(target: crate::logging::LOG, "accepting a connection failed: {err}; retrying");
                     (Instant::now(), Duration::from_millis(10))
                 }
                 Some((since, pause)) => (since, (pause * 2).min(Duration::from_secs(1))),
@@ -286,7 +286,7 @@ impl Accepting {
             let max = self.capacity.max();
             if stuck * 2 < max {
                 if since.take().is_some() {
-                    log::info!(target: crate::LOG, "{stuck} of {max} connections stuck: serving normally again");
+                    log::info!(target: crate::logging::LOG, "{stuck} of {max} connections stuck: serving normally again");
                     self.health.set(None);
                 }
                 continue;
@@ -296,7 +296,7 @@ impl Accepting {
                 self.stuck_after
             );
             let began = *since.get_or_insert_with(|| {
-                log::warn!(target: crate::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: docs/limits.md",
+                log::warn!(target: crate::logging::LOG, "{trouble}; exiting in {:?} unless they finish. Put a reverse proxy in front: docs/limits.md",
                     self.stuck_for
                 );
                 Instant::now()

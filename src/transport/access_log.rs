@@ -27,8 +27,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::lock;
-use crate::LOG;
 use crate::http::TIMESTAMP;
+use crate::logging::LOG;
 use time::OffsetDateTime;
 
 /// How often buffered lines are written out.
@@ -82,7 +82,7 @@ pub fn record(line: Line<'_>) {
                 }
             });
         if let Err(err) = spawned {
-            log::warn!(target: crate::LOG, "cannot start the access log thread ({err}); lines wait for a full buffer");
+            log::warn!(target: crate::logging::LOG, "cannot start the access log thread ({err}); lines wait for a full buffer");
         }
         Mutex::new(Vec::with_capacity(HIGH_WATER))
     });

@@ -166,14 +166,14 @@ impl Server {
     pub fn wait(self) -> Result<(), Failed> {
         // The accept thread ends when the server stops.
         if self.acceptor.join().is_err() {
-            log::error!(target: crate::LOG, "the accept thread panicked");
+            log::error!(target: crate::logging::LOG, "the accept thread panicked");
         }
         if let Some(failure) = self.accepting.failure() {
             return Err(failure);
         }
         let capacity = &self.accepting.capacity;
         if !capacity.wait_until_idle(Instant::now() + GRACE) {
-            log::warn!(target: crate::LOG, "{} request(s) still in flight {GRACE:?} after the stop; closing their connections",
+            log::warn!(target: crate::logging::LOG, "{} request(s) still in flight {GRACE:?} after the stop; closing their connections",
                 capacity.serving()
             );
         }
