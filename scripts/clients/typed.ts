@@ -247,6 +247,22 @@ await operation('every operation on /api/widgets and /api/widgets/{id}', async (
     same(deleted.data, patch.data, 'the widget deleted');
 });
 
+await operation('GET, HEAD, OPTIONS /api/events', async () => {
+    // A client that does not name text/event-stream in Accept gets the
+    // events held, then the end of the stream: text, read as text.
+    const events = await client.GET('/api/events', {
+        params: { query: { collection: 'widgets', _limit: 1 } },
+        parseAs: 'text',
+    });
+    answered('GET /api/events', events.response, 200);
+    same(events.response.headers.get('Content-Type'), 'text/event-stream', 'Content-Type');
+    check(typeof events.data === 'string' && events.data.startsWith('retry: '), 'the stream opens with retry');
+    answered('HEAD /api/events', (await client.HEAD('/api/events')).response, 200);
+    const options = await client.OPTIONS('/api/events');
+    answered('OPTIONS /api/events', options.response, 204);
+    same(options.response.headers.get('Allow'), 'GET, HEAD, OPTIONS', 'Allow');
+});
+
 await operation('every operation of the served document was called', async () => {
     const { data } = await client.GET('/api/openapi.json');
     const document = data as { paths: Record<string, Record<string, unknown>> };
