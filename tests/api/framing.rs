@@ -99,13 +99,7 @@ fn a_refused_body_the_client_waits_to_send_gets_the_librarys_encoding_then_a_clo
         .write_all(b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
         .unwrap();
     let started = Instant::now();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while crate::support::find(&seen, b"\r\n\r\n").is_none() {
-        let n = std::io::Read::read(&mut stream, &mut buf).unwrap();
-        assert!(n > 0, "closed without a response");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    let seen = crate::support::read_head(&mut stream, "a response");
     assert_eq!(status_line(&seen), "HTTP/1.1 413 Payload Too Large");
     assert!(started.elapsed() < Duration::from_secs(5));
     // The client gives up on sending; the server closes.

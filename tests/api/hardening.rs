@@ -67,13 +67,7 @@ fn a_stalled_body_gets_408_and_the_rest_is_not_served() {
         .write_all(b"POST /api/todos HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 2000\r\n\r\n{\"userId\": 1,")
         .unwrap();
     let started = Instant::now();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while crate::support::find(&seen, b"\r\n\r\n").is_none() {
-        let n = std::io::Read::read(&mut stream, &mut buf).unwrap();
-        assert!(n > 0, "closed without a 408");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    let seen = crate::support::read_head(&mut stream, "a 408");
     assert!(
         seen.starts_with(b"HTTP/1.1 408"),
         "{}",

@@ -4,27 +4,7 @@
 //! few seconds, is logged only at `debug`; a `_like` written as a regular
 //! expression gets a line saying it is read as text.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
-use crate::cli::{spawn, stop_with};
-
-/// The whole response to `GET path` on a connection of its own.
-fn fetch(addr: &str, path: &str) -> Vec<u8> {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = Vec::new();
-    stream.read_to_end(&mut out).unwrap();
-    out
-}
+use crate::cli::{get, spawn, stop_with};
 
 /// One worker, so that each request's line is recorded before the next
 /// request is handled: once the last answer is read, the lines of the
@@ -34,10 +14,10 @@ fn access_lines_come_before_the_lines_of_the_stop() {
     for round in 0..3 {
         let (child, addr) = spawn(&["--port", "0", "--threads", "1"], &[]);
         for _ in 0..5 {
-            fetch(&addr, "/api/todos");
+            get(&addr, "/api/todos");
         }
         // Its own line may be recorded after the signal; the others' may not.
-        fetch(&addr, "/api");
+        get(&addr, "/api");
         // At once: well within the access log's 50 ms between writes.
         let (code, log) = stop_with(child, "-TERM");
         assert_eq!(code, Some(0), "{log}");
@@ -67,7 +47,7 @@ fn access_lines_come_before_the_lines_of_the_stop() {
 #[test]
 fn the_size_says_what_it_counts_and_info_names_no_module() {
     let (child, addr) = spawn(&["--port", "0"], &[]);
-    let sent = fetch(&addr, "/api").len();
+    let sent = get(&addr, "/api").len();
     let (code, log) = stop_with(child, "-TERM");
     assert_eq!(code, Some(0), "{log}");
     let line = log
@@ -98,15 +78,15 @@ fn the_size_says_what_it_counts_and_info_names_no_module() {
 #[test]
 fn the_health_check_is_logged_only_at_debug() {
     let (child, addr) = spawn(&["--port", "0"], &[]);
-    fetch(&addr, "/healthz");
-    fetch(&addr, "/api");
+    get(&addr, "/healthz");
+    get(&addr, "/api");
     let (code, log) = stop_with(child, "-TERM");
     assert_eq!(code, Some(0), "{log}");
     assert!(log.contains(" GET /api 200 "), "{log}");
     assert!(!log.contains("/healthz"), "{log}");
 
     let (child, addr) = spawn(&["--port", "0", "--log-level", "debug"], &[]);
-    fetch(&addr, "/healthz");
+    get(&addr, "/healthz");
     let (code, log) = stop_with(child, "-TERM");
     assert_eq!(code, Some(0), "{log}");
     let line = log
@@ -119,12 +99,12 @@ fn the_health_check_is_logged_only_at_debug() {
 #[test]
 fn a_like_written_as_a_regular_expression_gets_a_line_saying_it_is_text() {
     let (child, addr) = spawn(&["--port", "0"], &[]);
-    let response = String::from_utf8(fetch(&addr, "/api/todos?title_like=%5EBuy")).unwrap();
+    let response = get(&addr, "/api/todos?title_like=%5EBuy");
     assert!(
         response.starts_with("HTTP/1.1 200 ") && response.ends_with("[]"),
         "{response}"
     );
-    fetch(&addr, "/api/todos?title_like=v1.2");
+    get(&addr, "/api/todos?title_like=v1.2");
     let (code, log) = stop_with(child, "-TERM");
     assert_eq!(code, Some(0), "{log}");
     assert!(

@@ -351,6 +351,20 @@ pub fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// Reads until a whole head has come (up to the blank line, and whatever
+/// came with it), without waiting for the connection to close; `what` is
+/// what the test waits for, for the message when it closes first.
+pub fn read_head(stream: &mut TcpStream, what: &str) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while find(&seen, b"\r\n\r\n").is_none() {
+        let n = stream.read(&mut buf).expect("read");
+        assert!(n > 0, "closed before {what}");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    seen
+}
+
 /// Checks the problem+json shape every error must have and returns its body.
 pub fn problem(response: &Response, status: u16) -> Value {
     assert_eq!(response.status, status, "{}", response.text());

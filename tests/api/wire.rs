@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::support::{TestServer, find, parse_responses, read_responses, read_to_close};
+use crate::support::{TestServer, parse_responses, read_responses, read_to_close};
 
 #[test]
 fn keep_alive_serves_many_requests_on_one_connection() {
@@ -87,13 +87,7 @@ fn expect_100_continue_invites_the_body() {
         body.len()
     );
     stream.write_all(head.as_bytes()).unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 1024];
-    while find(&seen, b"\r\n\r\n").is_none() {
-        let n = std::io::Read::read(&mut stream, &mut buf).unwrap();
-        assert!(n > 0, "closed before 100 Continue");
-        seen.extend_from_slice(&buf[..n]);
-    }
+    let mut seen = crate::support::read_head(&mut stream, "100 Continue");
     assert!(
         seen.starts_with(b"HTTP/1.1 100 Continue\r\n"),
         "{}",
