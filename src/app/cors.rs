@@ -3,8 +3,6 @@
 //! here, last, errors included, so a browser script sees the real status
 //! rather than a network error.
 
-use std::borrow::Cow;
-
 use super::App;
 use crate::config::Cors;
 use crate::http::{Request, Response};
@@ -16,26 +14,34 @@ pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, Content-Range, X
 
 impl App {
     /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
+    /// `response`, so a page served from another origin can call the API.
+    /// As json-server does by default, the request's `Origin` is echoed in
+    /// `Access-Control-Allow-Origin` with `Access-Control-Allow-Credentials:
+    /// true`, so that a `fetch` with `credentials: 'include'` (axios's
+    /// `withCredentials`) is let through: the Fetch standard refuses `*`
+    /// for such a request. Any origin by default, only the `--cors-origin`
+    /// ones when listed, none with `--no-cors`. The answer depends on
+    /// `Origin`, so every response says `Vary: Origin` (RFC 9110 section
+    /// 12.5.5), for a shared cache; a request without `Origin` (not from a
+    /// browser's script) gets nothing else. A preflight, the 204 to an
+    /// `OPTIONS` with `Access-Control-Request-Method`, gets the path's
+    /// methods and the request headers asked for; any other response
+    /// exposes the header fields a client script needs.
     pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
+        let allowed = match &self.options.cors {
             Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
+            Cors::Any => None,
+            Cors::Origins(origins) => Some(origins),
+        };
+        vary_origin(&mut response);
+        let allow_origin = match req.header("Origin") {
+            Some(origin)
+                if allowed
+                    .is_none_or(|list| list.iter().any(|o| o.eq_ignore_ascii_case(origin))) =>
+            {
+                origin.to_string()
             }
+            _ => return response,
         };
         let preflight = response.status == 204 && req.is_preflight();
         let methods = match preflight {
@@ -48,7 +54,8 @@ impl App {
         let retry_after =
             matches!(response.status, 429 | 503) && response.header("Retry-After").is_some();
         let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
+        headers.push(("Access-Control-Allow-Origin", allow_origin.into()));
+        headers.push(("Access-Control-Allow-Credentials", "true".into()));
         match methods {
             Some(methods) => {
                 headers.push(("Access-Control-Allow-Methods", methods.into()));
@@ -65,5 +72,18 @@ impl App {
             None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
         }
         response
+    }
+}
+
+/// Adds `Origin` to the response's `Vary`, one field line for both when
+/// the representation already varies (`/` varies with `Accept`).
+fn vary_origin(response: &mut Response) {
+    match response
+        .headers
+        .iter_mut()
+        .find(|(name, _)| *name == "Vary")
+    {
+        Some((_, value)) => *value = format!("{value}, Origin").into(),
+        None => response.headers.push(("Vary", "Origin".into())),
     }
 }
