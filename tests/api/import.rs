@@ -241,7 +241,8 @@ fn import_at_the_top_of_the_id_range_writes_a_file_the_server_serves() {
     assert_eq!(code, Some(0), "{report}{stderr}");
     for line in [
         "todos: kept 1 of 3 items",
-        "left out 2 items: no id is left after 9007199254740991 to give them: todos[1], todos[2]",
+        r#"left out 2 items: needs a new id, and none is left after 9007199254740991 (the largest integer a JSON client holds exactly): todos[1] (id "a3f9"), todos[2]"#,
+        "id: 9007199254740991, the highest, is the last there is: the server will create no new todos in this file (ids are never reused)",
     ] {
         assert!(
             report.contains(line),
