@@ -335,6 +335,25 @@ mod tests {
     }
 
     #[test]
+    fn new_ids_end_at_2_to_the_53_minus_1_and_the_items_past_it_are_left_out() {
+        let (todos, report) = import::<Todo>(
+            r#"[{"id": 9007199254740990, "userId": 1, "title": "a"},
+                {"userId": 1, "title": "b"},
+                {"id": "x", "userId": 1, "title": "c"}]"#,
+        );
+        let ids: Vec<u64> = todos.iter().map(|t| t.id).collect();
+        assert_eq!(ids, [9007199254740990, 9007199254740991]);
+        for line in [
+            "todos: kept 2 of 3 items",
+            "id: gave the new id 9007199254740991 to 1 item",
+            r#"left out 1 item: needs a new id, and none is left after 9007199254740991 (the largest integer a JSON client holds exactly): todos[2] (id "x")"#,
+            "id: 9007199254740991, the highest, is the last there is",
+        ] {
+            assert!(report.contains(line), "{line}:\n{report}");
+        }
+    }
+
+    #[test]
     fn a_collection_that_is_not_an_array_is_said() {
         let (todos, report) = import::<Todo>(r#"{"1": {}}"#);
         assert!(todos.is_empty());
