@@ -103,9 +103,9 @@ pub fn run(from: &Path, out: &Path) -> Result<String, Failed> {
     Ok(text)
 }
 
-/// The items of collection `T`, converted and checked, in id order, with
-/// the report's lines about them; `None` when the file has no such
-/// collection.
+/// The items of collection `T` from its text `raw` (`None` when the file
+/// has no such collection), converted and checked, in id order; the
+/// report's lines about them are added to `report`.
 fn import<T: Resource>(
     raw: Option<&RawValue>,
     from: &impl fmt::Display,
@@ -129,24 +129,23 @@ struct Db<'a> {
     widgets: Option<&'a RawValue>,
     /// Every other collection, by name, in the file's order.
     others: Vec<(String, &'a RawValue)>,
+    /// The names read so far, and the first one given twice.
+    names: HashSet<String>,
+    repeated: Option<String>,
 }
 
 /// Reads the top-level object of a json-server file; the error completes
 /// a sentence that starts with the file's name (` is not valid JSON: ...`).
 fn read(json: &[u8]) -> Result<Db<'_>, String> {
     let mut db = Db::default();
-    let mut seen = Seen::default();
     let mut document = serde_json::Deserializer::from_slice(json);
     let parsed = document
-        .deserialize_map(DbVisitor {
-            db: &mut db,
-            seen: &mut seen,
-        })
+        .deserialize_map(DbVisitor(&mut db))
         .and_then(|()| document.end());
     match parsed {
         Ok(()) => Ok(db),
         Err(err) if err.is_syntax() || err.is_eof() => Err(format!(" is not valid JSON: {err}")),
-        Err(err) => match seen.repeated {
+        Err(err) => match db.repeated {
             Some(name) => Err(format!(
                 ": \"{name}\" is given more than once (the second at line {}): JSON leaves \
                  open which one is meant, and json-server would keep only the last; \
@@ -161,17 +160,8 @@ fn read(json: &[u8]) -> Result<Db<'_>, String> {
     }
 }
 
-/// The top-level names read so far, and the first one given twice.
-#[derive(Default)]
-struct Seen {
-    names: HashSet<String>,
-    repeated: Option<String>,
-}
-
-struct DbVisitor<'s, 'a> {
-    db: &'s mut Db<'a>,
-    seen: &'s mut Seen,
-}
+/// Fills a [`Db`] member by member.
+struct DbVisitor<'s, 'a>(&'s mut Db<'a>);
 
 impl<'a> Visitor<'a> for DbVisitor<'_, 'a> {
     type Value = ();
@@ -181,18 +171,19 @@ impl<'a> Visitor<'a> for DbVisitor<'_, 'a> {
     }
 
     fn visit_map<A: MapAccess<'a>>(self, mut map: A) -> Result<(), A::Error> {
+        let DbVisitor(db) = self;
         while let Some(name) = map.next_key::<String>()? {
-            if self.seen.names.contains(&name) {
-                self.seen.repeated = Some(name);
+            if db.names.contains(&name) {
+                db.repeated = Some(name);
                 return Err(de::Error::custom("a name given twice"));
             }
             let value: &RawValue = map.next_value()?;
             match &*name {
-                "todos" => self.db.todos = Some(value),
-                "widgets" => self.db.widgets = Some(value),
-                _ => self.db.others.push((name.clone(), value)),
+                "todos" => db.todos = Some(value),
+                "widgets" => db.widgets = Some(value),
+                _ => db.others.push((name.clone(), value)),
             }
-            self.seen.names.insert(name);
+            db.names.insert(name);
         }
         Ok(())
     }
