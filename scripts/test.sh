@@ -9,7 +9,8 @@
 #   (react-admin's two data providers, Refine's, a client generated from
 #   the OpenAPI document) run unchanged with Node, the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
-#   crash test of --data, a full disk under --data (as root), every
+#   crash test of --data, a full disk under --data (as root), the import's
+#   peak memory on a json-server db.json (scripts/loadmem.py), every
 #   example of README.md and docs/, and the benchmark in its quick mode,
 #   alone and against HEAD's own build (scripts/bench.sh --against).
 set -euo pipefail
@@ -90,6 +91,10 @@ grep -q ', 0 lost,' "$tmp/crash"
 echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
 python3 scripts/diskfull.py | tee "$tmp/diskfull"
 grep -q '^diskfull: \(ok\|skipped\)' "$tmp/diskfull"
+
+echo "== the import's peak memory: a json-server db.json of 8 MB, at most 3 times the file"
+python3 scripts/loadmem.py --import-mb 8 | tee "$tmp/loadmem"
+grep -q '^loadmem: ok' "$tmp/loadmem"
 
 echo "== the examples of README.md and docs/, against the release binary"
 python3 scripts/readme.py | tee "$tmp/readme"

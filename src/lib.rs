@@ -34,7 +34,7 @@
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `logging.rs` | the log's target at `info` and above: the program's name, not a module's path |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
-//! | `import.rs` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out |
+//! | `import/` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out. `mod.rs`: the file read and written, its collections; `items.rs`: each item converted, checked and given an id; `report.rs`: what was done, counted and said |
 //!
 //! # Read the code
 //!
