@@ -147,6 +147,7 @@ pub fn transport_settings(config: &Config) -> transport::Settings {
         write_timeout: config.write_timeout,
         max_connections: config.max_connections,
         tls: config.tls.clone(),
+        access_log: !config.quiet,
     }
 }
 

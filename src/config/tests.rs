@@ -493,12 +493,14 @@ fn the_configuration_page_lists_what_help_lists() {
     // `--features tls` is cargo's; `--out` is the import's (docs/json-server.md).
     help_flags.remove("--features");
     help_flags.remove("--out");
-    // The variables: in brackets on the option lines, which are indented.
+    // The variables: in brackets on the option lines and their
+    // continuations, which are indented (not the usage's `[--port N]`).
     let bracketed: String = HELP
         .lines()
-        .filter(|l| l.starts_with("  --"))
+        .filter(|l| l.starts_with("  "))
         .flat_map(|l| l.split('[').skip(1))
         .filter_map(|s| s.split(']').next())
+        .filter(|s| !s.contains('-'))
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(words(&column(1), true), help_flags, "flags");
