@@ -138,7 +138,12 @@ impl App {
     /// Check 5: the 405 for a method the path does not take, with a hint
     /// when the configuration is why: `--read-only`, or a reset without
     /// `--allow-reset`.
-    pub(super) fn not_allowed(&self, req: &Request<'_>, segments: &[&str], allow: &str) -> ApiError {
+    pub(super) fn not_allowed(
+        &self,
+        req: &Request<'_>,
+        segments: &[&str],
+        allow: &str,
+    ) -> ApiError {
         let writes = matches!(
             req.method,
             Method::Post | Method::Put | Method::Patch | Method::Delete
@@ -168,8 +173,8 @@ impl App {
 
 /// Whether a path looks like a collection or an item this server does not
 /// keep (`/posts`, `/api/posts/1`, as json-server serves any collection
-/// of its file): one or two segments, at the root or under `/api`, none of
-/// them a file name (`/favicon.ico`).
+/// of its file): one or two segments, at the root or under `/api`, the
+/// first a word (not `_admin`), none of them a file name (`/favicon.ico`).
 fn other_collection(segments: &[&str]) -> bool {
     let rest = match segments {
         ["api", rest @ ..] => rest,
@@ -178,6 +183,6 @@ fn other_collection(segments: &[&str]) -> bool {
     matches!(rest.len(), 1 | 2)
         && rest
             .first()
-            .is_some_and(|name| !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'))
+            .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_alphabetic()))
         && !segments.iter().any(|segment| segment.contains('.'))
 }

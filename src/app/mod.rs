@@ -271,7 +271,10 @@ impl App {
     /// the 405 of a write all come from here (docs/api.md says why 405).
     fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
         match route(method, segments)? {
-            Route::Create(_) | Route::Update(_) | Route::Patch(_) | Route::Delete(_)
+            Route::Create(_)
+            | Route::Update(_)
+            | Route::Patch(_)
+            | Route::Delete(_)
             | Route::Reset(_)
                 if self.options.read_only =>
             {

@@ -241,7 +241,12 @@ mod tests {
     #[test]
     fn read_only_serves_no_write() {
         let served = parse(&document(&|_| true, true));
-        for path in ["/api/todos", "/api/todos/{id}", "/api/widgets", "/api/widgets/{id}"] {
+        for path in [
+            "/api/todos",
+            "/api/todos/{id}",
+            "/api/widgets",
+            "/api/widgets/{id}",
+        ] {
             let item = &served["paths"][path];
             assert!(item.get("get").is_some(), "{path}");
             for write in ["post", "put", "patch", "delete"] {

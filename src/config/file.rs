@@ -20,7 +20,8 @@ use crate::model::spelling;
 /// order; or why the file cannot be used.
 pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
     let failed = |why: String| ConfigError::ConfigFile(format!("configuration file {path}: {why}"));
-    let text = std::fs::read_to_string(path).map_err(|err| failed(format!("cannot read it: {err}")))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|err| failed(format!("cannot read it: {err}")))?;
     let object: Map<String, Value> = serde_json::from_str(&text).map_err(|err| {
         failed(format!(
             "not a JSON object of options such as {{\"port\": 3000}} ({err})"
@@ -30,8 +31,14 @@ pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
     for (key, value) in object {
         let opt = option(&key).ok_or_else(|| failed(unknown_key(&key)))?;
         let value = text_of(opt, &value).ok_or_else(|| {
-            let kind = if opt.takes_value() { "a string or a number" } else { "true or false" };
-            failed(format!("the value of \"{key}\" must be {kind}, not {value}"))
+            let kind = if opt.takes_value() {
+                "a string or a number"
+            } else {
+                "true or false"
+            };
+            failed(format!(
+                "the value of \"{key}\" must be {kind}, not {value}"
+            ))
         })?;
         // Checked now, so that the message names the key and the file.
         (opt.set)(&mut Config::default(), &value).map_err(|expected| ConfigError::BadValue {
@@ -97,6 +104,8 @@ fn unknown_key(key: &str) -> String {
         .collect();
     match spelling::closest(key, &keys) {
         Some(meant) => format!("unknown key \"{key}\": did you mean \"{meant}\"?"),
-        None => format!("unknown key \"{key}\": the keys are the options of --help, without their dashes"),
+        None => format!(
+            "unknown key \"{key}\": the keys are the options of --help, without their dashes"
+        ),
     }
 }

@@ -26,8 +26,8 @@ mod modes;
 mod options;
 
 use commands::{parse_healthcheck, parse_import};
-pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 use options::{ALIASES, OPTS, Opt, shown, switch};
+pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,6 @@ impl Default for Config {
         }
     }
 }
-
 
 /// What the command line asked for.
 #[derive(Debug, PartialEq, Eq)]
