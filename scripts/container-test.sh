@@ -114,7 +114,8 @@ scripts/container.sh "$tag" >"$tmp/build" 2>&1 || { cat "$tmp/build"; fail "scri
 ok "the image builds (scripts/container.sh)"
 size=$(docker image inspect --format '{{.Size}}' "$tag")
 [ "$size" -lt 3000000 ] || fail "the image is $size bytes, not under 3 MB"
-ok "the image is under 3 MB: $size bytes"
+# In the unit people see: `docker images` counts 1 MB as 1,000,000 bytes.
+ok "the image is under 3 MB: $(docker image ls --format '{{.Size}}' "$tag") as docker images prints it, $size bytes"
 config=$(docker image inspect --format '{{.Config.User}} {{json .Config.Volumes}} {{json .Config.Healthcheck.Test}}' "$tag")
 [ "$config" = '65534:65534 {"/data":{}} ["CMD","/usr/local/bin/widgets-todos","healthcheck"]' ] ||
     fail "the image's user, volume and health check: $config"
