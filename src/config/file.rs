@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::options::{ALIASES, OPTS, Opt};
+use super::options::{ALIASES, OPTS, Opt, shown};
 use super::{Config, ConfigError, Given, hints};
 use crate::model::spelling;
 
@@ -43,7 +43,7 @@ pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
         // Checked now, so that the message names the key and the file.
         (opt.set)(&mut Config::default(), &value).map_err(|expected| ConfigError::BadValue {
             source: format!("\"{key}\" in {path}"),
-            value: value.clone(),
+            value: shown(opt, value.clone()),
             expected,
         })?;
         given.push(Given {

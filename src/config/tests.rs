@@ -578,6 +578,11 @@ fn a_config_file_gives_options() {
     assert_eq!(from_file.delay, Duration::from_millis(50));
     assert_eq!(config(&["-c", path, "-p", "4000"], &[]).port, 4000);
     assert_eq!(config(&[], &[("CONFIG_FILE", path)]).port, 3001);
+    std::fs::write(&file, r#"{"authToken": "not a token"}"#).unwrap();
+    let err = parse_with(&["--config", path], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'(hidden)' for \"authToken\""), "{err}");
     std::fs::write(&file, r#"{"config": "other.json"}"#).unwrap();
     let err = parse_with(&["--config", path], &[])
         .unwrap_err()
