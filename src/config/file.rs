@@ -16,10 +16,23 @@ use super::options::{ALIASES, OPTS, Opt, shown};
 use super::{Config, ConfigError, Given, hints};
 use crate::model::spelling;
 
+/// The largest configuration file read, in bytes: every option with a
+/// long value fits many times over.
+const MOST: u64 = 64 * 1024;
+
 /// The options the keys of the JSON object in `path` give, in the file's
 /// order; or why the file cannot be used.
 pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
     let failed = |why: String| ConfigError::ConfigFile(format!("configuration file {path}: {why}"));
+    // Only a regular file, and no more of it than a file of options needs:
+    // a FIFO would block start-up, `/dev/zero` never end.
+    let metadata =
+        std::fs::metadata(path).map_err(|err| failed(format!("cannot read it: {err}")))?;
+    if !metadata.is_file() || metadata.len() > MOST {
+        return Err(failed(format!(
+            "not a regular file of at most {MOST} bytes"
+        )));
+    }
     let text =
         std::fs::read_to_string(path).map_err(|err| failed(format!("cannot read it: {err}")))?;
     let object: Map<String, Value> = serde_json::from_str(&text).map_err(|err| {

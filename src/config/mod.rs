@@ -10,7 +10,10 @@
 //! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
-//! subcommand, which reads only the server's address.
+//! subcommand, which reads only the server's address. json-server's
+//! spellings of the options it shares (`-p`, `--ro`) name the same
+//! options (`options::ALIASES`), and a `--config` file's keys count as
+//! flags given before the command line's (`file.rs`).
 
 use std::fmt;
 use std::path::PathBuf;

@@ -151,6 +151,13 @@ fn a_config_file_the_server_cannot_follow_is_refused_in_one_line() {
     let out = crate::cli::run(&["-c", "/nonexistent/json-server.json"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read it"));
+    // Never a device or a directory, which would block or never end.
+    for path in ["/dev/zero", "/tmp"] {
+        let out = crate::cli::run(&["-c", path], &[]);
+        assert_eq!(out.status.code(), Some(2), "{path}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not a regular file"), "{path}: {stderr}");
+    }
 }
 
 /// `--ro`: every read is served; every write is 405, whose `Allow` lists
