@@ -28,21 +28,31 @@ impl App {
     /// methods and the request headers asked for; any other response
     /// exposes the header fields a client script needs.
     pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allowed = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => None,
-            Cors::Origins(origins) => Some(origins),
-        };
-        vary_origin(&mut response);
-        let allow_origin = match req.header("Origin") {
-            Some(origin)
-                if allowed
-                    .is_none_or(|list| list.iter().any(|o| o.eq_ignore_ascii_case(origin))) =>
-            {
-                origin.to_string()
+        if matches!(self.options.cors, Cors::Off) {
+            return response;
+        }
+        // The answer depends on `Origin`. `/` varies with `Accept` already:
+        // one field line then says both.
+        let mut vary = None;
+        for (name, value) in response.headers.iter_mut() {
+            if *name == "Vary" {
+                vary = Some(value);
+                break;
             }
-            _ => return response,
+        }
+        match vary {
+            Some(value) => *value = format!("{value}, Origin").into(),
+            None => response.headers.push(("Vary", "Origin".into())),
+        }
+        let Some(origin) = req.header("Origin") else {
+            return response;
         };
+        if let Cors::Origins(listed) = &self.options.cors
+            && !listed.iter().any(|o| o.eq_ignore_ascii_case(origin))
+        {
+            return response;
+        }
+        let allow_origin = origin.to_string();
         let preflight = response.status == 204 && req.is_preflight();
         let methods = match preflight {
             true => response.header("Allow").map(str::to_string),
@@ -72,18 +82,5 @@ impl App {
             None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
         }
         response
-    }
-}
-
-/// Adds `Origin` to the response's `Vary`, one field line for both when
-/// the representation already varies (`/` varies with `Accept`).
-fn vary_origin(response: &mut Response) {
-    match response
-        .headers
-        .iter_mut()
-        .find(|(name, _)| *name == "Vary")
-    {
-        Some((_, value)) => *value = format!("{value}, Origin").into(),
-        None => response.headers.push(("Vary", "Origin".into())),
     }
 }
