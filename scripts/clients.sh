@@ -76,7 +76,14 @@ venv=target/clients-venv
 if [[ " ${clients[*]} " == *" python "* ]] && ! cmp -s scripts/clients/requirements.txt "$venv/installed.txt"; then
     echo "installing the pinned Python packages under $venv"
     rm -rf "$venv"
-    python3 -m venv "$venv" 2>/dev/null || { need python3 python3-venv && python3 -m venv "$venv"; }
+    # Debian's python3 makes a venv only with python3-venv installed.
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        echo "installing: python3-venv"
+        apt-get update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-venv
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+    fi
     if ! timeout 600 "$venv/bin/pip" install --quiet --disable-pip-version-check -r scripts/clients/requirements.txt </dev/null; then
         echo "FAIL: pip install of scripts/clients/requirements.txt under $venv"
         exit 1
