@@ -41,6 +41,9 @@ pub struct Config {
     pub read_timeout: Duration,
     /// How long one write to a client may block before it is dropped.
     pub write_timeout: Duration,
+    /// How long a connection that has answered a request may wait for the
+    /// next before it is closed (`--keep-alive-timeout`).
+    pub keep_alive_timeout: Duration,
     /// `--data`: where the data is kept; `None` keeps it in memory only.
     pub data: Option<PathBuf>,
     /// `--cors-origin`, `--no-cors`: which origins browsers may call from.
@@ -109,6 +112,7 @@ impl Default for Config {
             log_level: log::LevelFilter::Info,
             read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
+            keep_alive_timeout: Duration::from_secs(30),
             data: None,
             cors: Cors::Any,
             allow_reset: false,
@@ -177,6 +181,10 @@ impl Config {
         }
         if self.write_timeout != default.write_timeout {
             modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
+        }
+        if self.keep_alive_timeout != default.keep_alive_timeout {
+            let seconds = self.keep_alive_timeout.as_secs();
+            modes.push(format!("idle connections closed after {seconds} s"));
         }
         if let Some(n) = self.record {
             modes.push(format!(

@@ -23,11 +23,11 @@ Options, and --help, --version; each reads the variable in [ ]; a flag wins:
   --host ADDR --port N  where to listen [HOST, PORT] (127.0.0.1, 8080; 0: any)
   --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
   --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
-  --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
-  --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
+  --max-body-bytes N --max-items N  [MAX_BODY_BYTES, MAX_ITEMS] (65536, 100000)
   --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
   --max-subscribers N --events-kept N  [MAX_SUBSCRIBERS, EVENTS_KEPT] (64, 1024)
   --read-timeout S --write-timeout S  limits [READ_TIMEOUT, WRITE_TIMEOUT] (30)
+  --keep-alive-timeout S  idle connections closed [KEEP_ALIVE_TIMEOUT] (30)
   --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
   --cors-origin URL | --no-cors  only URL; none [CORS_ORIGINS, NO_CORS=1] (any)
   --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
@@ -211,6 +211,14 @@ pub(super) const OPTS: &[Opt] = &[
         env: "EVENTS_KEPT",
         set: |c, v| {
             c.events_kept = Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--keep-alive-timeout",
+        env: "KEEP_ALIVE_TIMEOUT",
+        set: |c, v| {
+            c.keep_alive_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
             Ok(())
         },
     },

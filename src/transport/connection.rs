@@ -97,9 +97,6 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
 ) {
     let slot = Arc::new(slot);
     for next in requests {
-        // The slot says "waiting for a head" since it was taken or the last
-        // response was written: tiny_http has just read one.
-        slot.serving();
         let request = match next {
             Ok(request) => request,
             // tiny_http answered it (400, 408, 417) and reads no more.
@@ -108,6 +105,9 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
                 return;
             }
         };
+        // The slot says "waiting for a head" since it was taken or the last
+        // response was written: tiny_http has just read one.
+        slot.serving(request.remote_addr().copied());
         let keep_alive = serve(shared, request, &slot);
         slot.waiting();
         if !keep_alive {
@@ -182,7 +182,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     } else if unread && !read_rest(&mut incoming, framing, deadline) {
         unread::answer(incoming, &reply, &date, slot)
     } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
-        stream::send(incoming, &reply.encode(&date, true, connection), body, turn)
+        stream::send(incoming, &reply.encode(&date, true, connection), body, turn, slot)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())
