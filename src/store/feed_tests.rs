@@ -180,7 +180,10 @@ fn a_newcomer_to_a_full_feed_has_the_subscribers_write_until_one_leaves() {
     let far = Instant::now() + Duration::from_secs(60);
     let mut buf = Vec::new();
     // Told to write (its client may have left), before any event.
-    assert_eq!(waiting.wait(&mut buf, (8, 1 << 16), Instant::now(), far), Next::Quiet);
+    assert_eq!(
+        waiting.wait(&mut buf, (8, 1 << 16), Instant::now(), far),
+        Next::Quiet
+    );
     drop(waiting);
     assert!(newcomer.join().unwrap(), "admitted once the place is free");
 }

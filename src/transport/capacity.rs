@@ -251,7 +251,9 @@ impl Capacity {
         let open = lock(&self.open);
         let streams = open.clocks.iter().flatten();
         let streams = streams.filter(|clock| clock.state.load(Ordering::SeqCst) == STREAMING);
-        streams.filter_map(|clock| clock.peer.get().copied()).collect()
+        streams
+            .filter_map(|clock| clock.peer.get().copied())
+            .collect()
     }
 
     /// How many open connections' clocks say `which`.
@@ -403,7 +405,11 @@ mod tests {
         idle.waiting();
         streaming.streaming();
         std::thread::sleep(Duration::from_millis(20));
-        assert!(capacity.idle_longer_than(Duration::from_secs(60)).is_empty());
+        assert!(
+            capacity
+                .idle_longer_than(Duration::from_secs(60))
+                .is_empty()
+        );
         let closed = capacity.idle_longer_than(Duration::from_millis(5));
         assert_eq!(closed, [SocketAddr::from(([127, 0, 0, 1], 1))]);
         assert_eq!(capacity.serving(), 1, "a stream is not in flight");

@@ -191,7 +191,8 @@ impl Server {
         // blocked writing to a client that does not read.
         let streams = capacity.streaming();
         if !streams.is_empty() {
-            self.accepting.close(&streams, "the stop, a stream's client not reading");
+            self.accepting
+                .close(&streams, "the stop, a stream's client not reading");
         }
         Ok(())
     }

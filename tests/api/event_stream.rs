@@ -68,7 +68,24 @@ impl<R: BufRead> Read for Chunks<R> {
 
 /// Sends a live `GET target` and reads the raw head.
 fn subscribe(remote: &Remote, target: &str) -> (BufReader<TcpStream>, String) {
-    let mut stream = remote.connect();
+    subscribe_on(remote.connect(), target)
+}
+
+/// [`subscribe`], on a connection whose receive buffer is small: a client
+/// that does not read soon blocks the server's writes.
+fn subscribe_stalled(remote: &Remote, target: &str) -> (BufReader<TcpStream>, String) {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&remote.0.into()).unwrap();
+    let stream = TcpStream::from(socket);
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    subscribe_on(stream, target)
+}
+
+fn subscribe_on(mut stream: TcpStream, target: &str) -> (BufReader<TcpStream>, String) {
     let request = format!("GET {target} HTTP/1.1\r\nHost: t\r\n{LIVE}\r\n\r\n");
     stream.write_all(request.as_bytes()).unwrap();
     let mut reader = BufReader::new(stream);
@@ -84,7 +101,10 @@ fn each_write_of_the_stream_is_one_chunk_and_the_last_chunk_ends_it() {
     let server = TestServer::start();
     let (mut reader, head) = subscribe(&server, "/api/events?_limit=2");
     assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
-    assert!(head.contains("\r\nTransfer-Encoding: chunked\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nTransfer-Encoding: chunked\r\n"),
+        "{head}"
+    );
     assert!(!head.contains("Content-Length"), "{head}");
     // The opening lines: one chunk, read whole without waiting for more,
     // as a client reading 128-byte blocks would get it.
@@ -94,7 +114,10 @@ fn each_write_of_the_stream_is_one_chunk_and_the_last_chunk_ends_it() {
     let mut opening = vec![0u8; size + 2];
     reader.read_exact(&mut opening).unwrap();
     let opening = String::from_utf8(opening).unwrap();
-    assert!(opening.starts_with("retry: 1000\nevent: position\nid: "), "{opening:?}");
+    assert!(
+        opening.starts_with("retry: 1000\nevent: position\nid: "),
+        "{opening:?}"
+    );
     assert!(
         opening.ends_with("\ndata: {\"detail\":\"the events after this id follow\"}\n\n\r\n"),
         "an id with data, which every client keeps: {opening:?}"
@@ -104,9 +127,14 @@ fn each_write_of_the_stream_is_one_chunk_and_the_last_chunk_ends_it() {
     let mut rest = Vec::new();
     reader.read_to_end(&mut rest).unwrap();
     let rest = String::from_utf8(rest).unwrap();
-    assert!(rest.ends_with("}\n\n\r\n0\r\n\r\n"), "the last chunk: {rest:?}");
+    assert!(
+        rest.ends_with("}\n\n\r\n0\r\n\r\n"),
+        "the last chunk: {rest:?}"
+    );
     let mut decoded = String::new();
-    Chunks::new(rest.as_bytes()).read_to_string(&mut decoded).unwrap();
+    Chunks::new(rest.as_bytes())
+        .read_to_string(&mut decoded)
+        .unwrap();
     assert_eq!(decoded.matches("event: created\n").count(), 2, "{decoded}");
 }
 
@@ -131,7 +159,7 @@ fn sigterm_ends_streams_whose_clients_never_read_at_once() {
     // Four subscribers that never read, with small receive buffers.
     let stalled: Vec<_> = (0..4)
         .map(|_| {
-            let (reader, head) = subscribe(&remote, "/api/events");
+            let (reader, head) = subscribe_stalled(&remote, "/api/events");
             assert!(head.starts_with("HTTP/1.1 200"), "{head}");
             reader
         })
@@ -160,7 +188,9 @@ fn sigterm_ends_streams_whose_clients_never_read_at_once() {
     }
     let stopped = Instant::now();
     let pid = child.id().to_string();
-    let killed = std::process::Command::new("kill").args(["-TERM", &pid]).status();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status();
     assert!(killed.unwrap().success());
     let deadline = Instant::now() + Duration::from_secs(10);
     let code = loop {
@@ -184,17 +214,25 @@ fn subscribers_that_left_free_their_places_for_a_newcomer() {
         max_subscribers: 8,
         ..config()
     });
-    let gone: Vec<_> = (0..8).map(|_| subscribe(&server, "/api/events").0).collect();
+    let gone: Vec<_> = (0..8)
+        .map(|_| subscribe(&server, "/api/events").0)
+        .collect();
     drop(gone);
     // No write since, so no write has found them gone: the newcomer's
     // arrival does.
     let asked = Instant::now();
     let (_reader, head) = subscribe(&server, "/api/events");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(asked.elapsed() < Duration::from_secs(5), "{:?}", asked.elapsed());
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
     // A request that is not live ends at once: never refused for want of
     // a place.
-    let _held: Vec<_> = (0..7).map(|_| subscribe(&server, "/api/events").0).collect();
+    let _held: Vec<_> = (0..7)
+        .map(|_| subscribe(&server, "/api/events").0)
+        .collect();
     let look = server.get("/api/events");
     assert_eq!(look.status, 200, "{look:?}");
     let full = server.send("GET", "/api/events", &[LIVE], b"");

@@ -463,7 +463,11 @@ fn the_head_the_stream_and_its_end() {
     assert_eq!(head.header("Access-Control-Allow-Origin"), Some("*"));
     assert_eq!(head.header("Transfer-Encoding"), Some("chunked"));
     assert_eq!(opening.field("event"), Some("position"), "{opening:?}");
-    assert_eq!(opening.fields.len(), 4, "retry, event, id, data: {opening:?}");
+    assert_eq!(
+        opening.fields.len(),
+        4,
+        "retry, event, id, data: {opening:?}"
+    );
     server.create("/api/todos", TODO);
     server.json("PATCH", "/api/todos/1", r#"{"title":"seen"}"#);
     server.create("/api/todos", TODO);

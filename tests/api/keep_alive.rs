@@ -44,8 +44,15 @@ fn at_the_cap_a_newcomer_closes_the_connection_idle_the_longest() {
     let asked = Instant::now();
     let health = server.get("/healthz");
     assert_eq!(health.status, 200);
-    assert!(asked.elapsed() < Duration::from_secs(5), "{:?}", asked.elapsed());
-    assert!(closed_within(&mut oldest, Duration::from_secs(5)), "the idlest goes first");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(
+        closed_within(&mut oldest, Duration::from_secs(5)),
+        "the idlest goes first"
+    );
     // The slow head was not idle, nor were the others the idlest: each is
     // served.
     slow.write_all(b"Host: t\r\n\r\n").unwrap();
