@@ -866,6 +866,8 @@ def subscribe(server, target="/api/events", rcvbuf=None):
     data = b""
     # The opening lines end with a blank line, then the chunk's CR LF.
     while not (b"\r\n\r\n" in data and data.endswith((b"\n\n", b"\n\n\r\n"))):
+        if b"\r\n\r\n" in data and not data.startswith(b"HTTP/1.1 200"):
+            break
         chunk = s.recv(4096)
         if not chunk:
             fail(f"the feed closed before its opening lines: {data!r}")
@@ -1106,15 +1108,28 @@ def read_response(s):
         return None
 
 
-def idle_holders(binary, clients, flags, seconds=15.0, every=2.0):
+def idle_holders(binary, clients, flags, seconds=15.0, every=2.0, slow=0):
     """Keep-alive clients holding every place of the connection cap, each
     sending a request every `every` s (and connecting again when the server
-    closes its connection); meanwhile a new connection asks /healthz every
+    closes its connection), after `slow` clients that send a request head a
+    byte a second, never ending it; meanwhile a new connection asks /healthz every
     0.5 s for `seconds`: at most one may fail (no 200 within 1 s)."""
     server = Server(binary, extra=flags, defaults=True)
+    heads = [connect(server) for _ in range(slow)]
+    for s in heads:
+        s.sendall(b"GET /api HTTP/1.1\r\nHost: t\r\nX-Slow: ")
     request = b"GET /api HTTP/1.1\r\nHost: t\r\n\r\n"
     running = True
     reconnects = [0]
+
+    def trickle():
+        while running:
+            for s in heads:
+                try:
+                    s.sendall(b"x")
+                except OSError:
+                    pass
+            time.sleep(1.0)
 
     def holder(count):
         socks = [None] * count
@@ -1144,6 +1159,7 @@ def idle_holders(binary, clients, flags, seconds=15.0, every=2.0):
         idle = server.stats()
         groups = 8 if clients > 64 else 1
         threads = [threading.Thread(target=holder, args=(clients // groups,)) for _ in range(groups)]
+        threads.append(threading.Thread(target=trickle))
         for t in threads:
             t.start()
         time.sleep(every + 1)
@@ -1171,7 +1187,10 @@ def idle_holders(binary, clients, flags, seconds=15.0, every=2.0):
     finally:
         running = False
         server.stop()
-    report("idle: keep-alive holders at the cap", f"{clients} clients, {' '.join(flags) or 'defaults'}",
+        for s in heads:
+            s.close()
+    held = f"{clients} clients" + (f", {slow} slow heads" if slow else "")
+    report("idle: keep-alive holders at the cap", f"{held}, {' '.join(flags) or 'defaults'}",
            idle, during, after, f"{probes - failures}/{probes} /healthz answered (worst "
            f"{worst * 1000:.0f} ms); {reconnects[0]} holder reconnections")
 
@@ -1199,6 +1218,7 @@ def main():
         idle_holders(args.binary, 16, ["--max-connections", "16"])
     else:
         idle_holders(args.binary, 1024, [])
+    idle_holders(args.binary, 11, ["--max-connections", "20", "--read-timeout", "2"], 10.0, 1.5, slow=9)
 
     server = Server(args.binary)
     try:

@@ -60,6 +60,8 @@ run() {
     local name=$1
     shift
     echo "== $name"
+    # A fresh file: the last server's listening line must not be read.
+    rm -f "$tmp/out"
     start_server "$tmp" --log-level warn
     pid=$SERVER_PID
     local ran=0
