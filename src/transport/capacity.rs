@@ -71,8 +71,8 @@ pub(crate) const SERVING: u64 = u64::MAX;
 /// idle.
 pub(crate) const STREAMING: u64 = u64::MAX - 1;
 
-/// A slot's clock once the connection was chosen to be closed while idle:
-/// its socket is being shut down, and its thread ends.
+/// A slot's clock once the connection closes: chosen to be closed while
+/// idle (its socket is being shut down), or its last response sent.
 pub(crate) const CLOSING: u64 = u64::MAX - 2;
 
 /// The open connections, at most `max` of them.
@@ -306,6 +306,11 @@ impl Slot {
     /// The connection's thread sends a stream, after the response's head.
     pub(crate) fn streaming(&self) {
         self.clock.state.store(STREAMING, Ordering::SeqCst);
+    }
+
+    /// The connection closes after its response.
+    pub(crate) fn closing(&self) {
+        self.clock.state.store(CLOSING, Ordering::SeqCst);
     }
 
     /// The connection's thread waits in tiny_http for the next request head.

@@ -108,11 +108,13 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
         // The slot says "waiting for a head" since it was taken or the last
         // response was written: tiny_http has just read one.
         slot.serving(request.remote_addr().copied());
-        let keep_alive = serve(shared, request, &slot);
-        slot.waiting();
-        if !keep_alive {
+        if !serve(shared, request, &slot) {
+            // Never idle, nor closed for a newcomer: a refusal's answer may
+            // still be written (`unread.rs`).
+            slot.closing();
             return;
         }
+        slot.waiting();
     }
 }
 
