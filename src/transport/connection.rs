@@ -184,13 +184,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     } else if unread && !read_rest(&mut incoming, framing, deadline) {
         unread::answer(incoming, &reply, &date, slot)
     } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
-        stream::send(
-            incoming,
-            &reply.encode(&date, true, connection),
-            body,
-            turn,
-            slot,
-        )
+        stream::send(incoming, &reply, &date, connection, body, turn, slot)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())

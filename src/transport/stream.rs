@@ -20,21 +20,25 @@
 use std::io::{self, Write};
 
 use super::capacity::Slot;
-use crate::http::Stream;
+use crate::http::{Response, Stream};
 
-/// Writes the head, gives back the request's turn (`turn`: whatever the
-/// request holds of `--threads`, dropped here), then the body until it
+/// Writes the head of `reply` (dated `date`, with `connection` as its
+/// `Connection` field), gives back the request's turn (`turn`: whatever
+/// the request holds of `--threads`, dropped here), then the body until it
 /// ends; the bytes written. From the head on, `slot` says the connection
 /// streams: the stop does not wait for it. A stream that ends because its
 /// client left (or stopped reading, `--write-timeout`) has ended normally:
 /// logged, not an error. The connection closes when the caller drops it.
 pub(super) fn send<T>(
     incoming: tiny_http::Request,
-    head: &[u8],
+    reply: &Response,
+    date: &str,
+    connection: Option<&str>,
     body: &Stream,
     turn: T,
     slot: &Slot,
 ) -> io::Result<usize> {
+    let head = reply.encode(date, true, connection);
     let chunked = *incoming.http_version() != tiny_http::HTTPVersion(1, 0);
     let mut writer = incoming.into_writer();
     match head.strip_suffix(b"\r\n") {
@@ -42,7 +46,7 @@ pub(super) fn send<T>(
             writer.write_all(fields)?;
             writer.write_all(b"Transfer-Encoding: chunked\r\n\r\n")?;
         }
-        _ => writer.write_all(head)?,
+        _ => writer.write_all(&head)?,
     }
     writer.flush()?;
     slot.streaming();
