@@ -61,8 +61,10 @@ pub const LINGER: Duration = Duration::from_secs(30);
 pub const DEFAULT_KEPT: usize = 1024;
 
 /// How long a newcomer to a full feed waits for a place, while the
-/// subscribers find whether their clients are still there.
-pub const MAKE_ROOM_FOR: Duration = Duration::from_millis(1000);
+/// subscribers find whether their clients are still there: a few round
+/// trips of a distant client. The newcomer's request holds its turn of
+/// `--threads` meanwhile, so it is short.
+pub const MAKE_ROOM_FOR: Duration = Duration::from_millis(500);
 
 /// How often, meanwhile, each waiting subscriber writes to its client.
 const PROBE_EVERY: Duration = Duration::from_millis(50);
