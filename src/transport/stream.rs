@@ -12,29 +12,33 @@
 //! [`Body::Stream`]: crate::http::Body::Stream
 
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
+use super::write::write_all;
 use crate::http::Stream;
 
 /// Writes the head, gives back the request's turn (`turn`: whatever the
 /// request holds of `--threads`, dropped here), then the body until it
 /// ends; the bytes written. A stream that ends because its client left
-/// (or stopped reading, `--write-timeout`) has ended normally: logged, not
-/// an error. The connection closes when the caller drops it.
+/// (or stopped reading: a write blocked for `timeout`, `--write-timeout`)
+/// has ended normally: logged, not an error. The connection closes when
+/// the caller drops it.
 pub(super) fn send<T>(
     incoming: tiny_http::Request,
     head: &[u8],
     body: &Stream,
     turn: T,
+    timeout: Duration,
 ) -> io::Result<usize> {
     let mut writer = incoming.into_writer();
-    writer.write_all(head)?;
-    writer.flush()?;
     // A subscriber listens for as long as it likes: it must not hold one of
     // the `--threads` turns meanwhile, or a few would stop every request.
     drop(turn);
+    write_all(&mut writer, head, Instant::now() + timeout)?;
     let mut counted = Counted {
         out: &mut writer,
         bytes: head.len(),
+        timeout,
     };
     if let Err(err) = body.0.send(&mut counted) {
         log::debug!("a stream ended: {err}");
@@ -42,20 +46,23 @@ pub(super) fn send<T>(
     Ok(counted.bytes)
 }
 
-/// A writer that counts what it writes, for the access log.
+/// A writer that counts what it writes, for the access log; each write
+/// has `timeout` (the socket's own send timeout is a short tick: see
+/// `write.rs`).
 struct Counted<'a> {
     out: &'a mut dyn Write,
     bytes: usize,
+    timeout: Duration,
 }
 
 impl Write for Counted<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.bytes += n;
-        Ok(n)
+        write_all(self.out, buf, Instant::now() + self.timeout)?;
+        self.bytes += buf.len();
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        write_all(self.out, &[], Instant::now() + self.timeout)
     }
 }
