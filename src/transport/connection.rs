@@ -10,27 +10,25 @@
 //!
 //! Every request's handler holds a [`Turn`] of `--threads`, and nothing
 //! else does: not a body still arriving, not a response held back by a
-//! delay, not a response on its way to a client (`write.rs`).
+//! delay, not a response on its way to a client (`body.rs`).
 //!
 //! Around the normal path, each of tiny_http's gaps is closed by one named
 //! piece, whose comment says the defect and the test that proves it: in
 //! `body.rs`, `Framing` (framing the library would guess at) and
 //! `BodyReader` (a whole body's deadline, an upgrade offer's body); in
-//! `write.rs`, a whole response's deadline; in `unread.rs`, the answer to
+//! `body.rs`, a whole response's deadline; in `unread.rs`, the answer to
 //! a body refused before it was read.
 
 use std::borrow::Cow;
-use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::body::{BodyReader, Framing, field};
+use super::body::{self, BodyReader, Framing, Room, Unsent, field};
 use super::capacity::Slot;
 use super::lock;
-use super::write::{self, Room, Unsent};
 use super::{access_log, stream, unread};
 use crate::error::ApiError;
 use crate::http::{Body, Handler, Method, READ_HEADERS, Request, Response};
@@ -137,12 +135,12 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     let framing = Framing::of(&incoming);
     let refused = framing.error(&incoming);
     let mut head = Head::of(&incoming);
-    // Every request's handler holds a turn, whatever its framing; a body
-    // still on its way waits on its client, not on the CPU, so the reader
-    // gives the turn back until the body's end (`BodyReader`).
-    let mut turn = shared.turns.take();
+    // Every request's handler holds a turn, whatever its framing; the
+    // reader gives it back while a body arrives (`BodyReader`).
+    let mut turn = Some(shared.turns.take());
     let deadline = started + shared.read_timeout;
-    let mut body = BodyReader::new(&mut incoming, framing, deadline, Some(&mut turn));
+    let turns = Some((&mut turn, &shared.turns));
+    let mut body = BodyReader::new(&mut incoming, framing, deadline, turns);
     let mut request = Request {
         method: head.method,
         method_name: &head.method_name,
@@ -162,7 +160,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     reply.identify(head.id.clone());
     // 3. A response held back (`--delay`, `_delay`) waits without its turn.
     if !reply.delay.is_zero() {
-        turn.give_back();
+        turn = None;
         shared.wait_until(started + reply.delay);
     }
     // 4. Whether the connection closes after this response: the framing
@@ -177,9 +175,9 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     let date = httpdate::fmt_http_date(SystemTime::now());
     let head_only = matches!(head.method, Method::Head);
     // 5. The response on the wire, without the turn: a client that reads
-    //    slowly, or sends the rest of a body refused unread, waits alone.
+    //    slowly, or sends the rest of a body refused unread, waits alone;
+    //    no answer (`_fault=close`): the socket closes with the connection.
     let sent = if reply.unanswered {
-        // Nothing is written; the socket closes with the connection.
         drop(incoming.into_writer());
         Ok(0)
     } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
@@ -187,19 +185,17 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         stream::send(incoming, &head, body, turn, shared.write_timeout)
     } else if unread {
         drop(turn);
-        let refused = unread::Refused {
-            framing,
-            deadline,
-            date: &date,
-            connection,
-            write_timeout: shared.write_timeout,
-        };
-        unread::answer(incoming, &reply, refused, slot)
+        let ours = reply.encode(&date, false, connection);
+        unread::answer(incoming, &reply, &ours, framing, deadline, shared, slot)
     } else {
-        let bytes = reply.encode(&date, head_only, connection);
-        reply.body = None;
+        // A large body is written after its head, not copied behind it.
+        let body = reply.body_bytes();
+        let apart = !head_only && body.len() > body::SMALL;
+        let bytes = reply.encode(&date, head_only || apart, connection);
         drop(turn);
-        write(incoming, &bytes, shared.write_timeout).map(|()| bytes.len())
+        let parts = [&bytes[..], if apart { body } else { &[] }];
+        let due = Instant::now() + shared.write_timeout;
+        body::write_all(&mut incoming.into_writer(), &parts, due)
     };
     // 6. One access-log line.
     match sent {
@@ -219,13 +215,13 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
 fn closes(shared: &Shared, framing: Framing, reply: &Response) -> bool {
     reply.status == 408
         || framing.close
-        || shared.stopping()
+        || shared.stopping.load(Ordering::SeqCst)
         || reply.unanswered
         || matches!(reply.body, Some((_, Body::Stream(_))))
 }
 
 /// The handler's response to `request` (its panic is a 500), and the room
-/// it takes while it is sent (`write.rs`). A large response that finds no
+/// it takes while it is sent (`body.rs`). A large response that finds no
 /// room is dropped for a 503 that says when to retry.
 fn answer<'s>(
     shared: &'s Shared,
@@ -238,12 +234,15 @@ fn answer<'s>(
         None => catch_unwind(AssertUnwindSafe(|| handler.handle(request)))
             .unwrap_or_else(|_| handler.refuse(request, ApiError::Internal)),
     };
-    if let Some(room) = shared.unsent.take(reply.body_bytes().len()) {
+    let size = reply.body_bytes().len();
+    if size <= body::SMALL {
+        return (reply, None);
+    }
+    if let Some(room) = shared.unsent.take(size) {
         return (reply, Some(room));
     }
-    log::warn!(target: crate::logging::LOG, "a response of {} bytes answered 503: responses waiting on their clients hold {} MiB already",
-        reply.body_bytes().len(),
-        write::UNSENT_MAX >> 20
+    log::warn!(target: crate::logging::LOG, "a response of {size} bytes answered 503: responses waiting on their clients hold {} MiB already",
+        body::UNSENT_MAX >> 20
     );
     let busy = ApiError::Unavailable {
         detail:
@@ -309,34 +308,19 @@ impl Head {
     }
 }
 
-/// Writes a whole response by its deadline (`write.rs`). `into_writer`
-/// gives the connection's writer.
-pub(super) fn write(
-    incoming: tiny_http::Request,
-    bytes: &[u8],
-    timeout: Duration,
-) -> io::Result<()> {
-    let mut writer = incoming.into_writer();
-    write::write_all(&mut writer, bytes, Instant::now() + timeout)
-}
-
 /// At most `--threads` requests are handled at once: each takes a
 /// [`Turn`] for its handler, and the others wait for one. This bounds the
 /// memory and the CPU the server's work can take, however many
 /// connections are open. A turn is held only while the server works:
-/// never while a body arrives, a response waits out a delay, or a client
-/// reads its response.
+/// never while a body arrives (`BodyReader` gives it back meanwhile), a
+/// response waits out a delay, or a client reads its response.
 pub(crate) struct Turns {
     free: Mutex<usize>,
     freed: Condvar,
 }
 
-/// One request's turn, held or given back for a while; dropping it lets
-/// the next one go.
-pub(crate) struct Turn<'a> {
-    turns: &'a Turns,
-    held: bool,
-}
+/// One request's turn; dropping it lets the next one go.
+pub(crate) struct Turn<'a>(&'a Turns);
 
 impl Turns {
     fn new(threads: usize) -> Turns {
@@ -346,15 +330,7 @@ impl Turns {
         }
     }
 
-    fn take(&self) -> Turn<'_> {
-        self.wait_for_one();
-        Turn {
-            turns: self,
-            held: true,
-        }
-    }
-
-    fn wait_for_one(&self) {
+    pub(super) fn take(&self) -> Turn<'_> {
         // Nothing a panic could leave half done is under this lock.
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         while *free == 0 {
@@ -364,35 +340,14 @@ impl Turns {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         *free -= 1;
-    }
-}
-
-impl Turn<'_> {
-    /// Lets the next request go while this one waits on its client.
-    pub fn give_back(&mut self) {
-        if self.held {
-            self.held = false;
-            *self
-                .turns
-                .free
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) += 1;
-            self.turns.freed.notify_one();
-        }
-    }
-
-    /// Takes the turn again, waiting for one if need be.
-    pub(super) fn take_again(&mut self) {
-        if !self.held {
-            self.turns.wait_for_one();
-            self.held = true;
-        }
+        Turn(self)
     }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        self.give_back();
+        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.0.freed.notify_one();
     }
 }
 

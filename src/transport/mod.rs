@@ -16,7 +16,7 @@
 //!    [`Response`](crate::http::Response) with the request's id
 //!    (`X-Request-Id`), and writes it back. At most `--threads` requests
 //!    are handled at once; a response is written without a turn, by one
-//!    deadline (`write.rs`).
+//!    deadline (`body.rs`).
 //!
 //! # Around tiny_http's defects
 //!
@@ -30,7 +30,7 @@
 //!   connections are capped, and stuck ones make the server give up.
 //! - `body.rs`: framing tiny_http cannot check, a body's deadline,
 //!   bodies on upgrade offers, `100 Continue` only when the body is read;
-//! - `write.rs`: a send timeout can only be set on the listening socket,
+//! - `body.rs`: a send timeout can only be set on the listening socket,
 //!   and bounds one `send`, not a response: it is a short tick, and each
 //!   response has its own deadline;
 //! - `unread.rs`: a body refused unread, which tiny_http reads to its end
@@ -38,7 +38,7 @@
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
 //! `SO_RCVTIMEO` (the read timeout) and `SO_SNDTIMEO` (a tick of
-//! `write.rs`) on the listening socket: Linux copies both to every
+//! `body.rs`) on the listening socket: Linux copies both to every
 //! accepted connection.
 //!
 //! **Shutdown.** [`Stopper::stop`] stops accepting. Requests in flight get
@@ -60,7 +60,6 @@ mod stream;
 #[cfg(test)]
 mod tests;
 mod unread;
-mod write;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
@@ -98,7 +97,7 @@ pub struct Settings {
 /// connection inherits: `TCP_NODELAY` (without it a response over about
 /// 1 KiB waits ~40 ms for the client's delayed ACK), and the read and write
 /// timeouts: the send timeout is a short tick, after which a response's
-/// own deadline is looked at again (`write.rs`).
+/// own deadline is looked at again (`body.rs`).
 pub fn bind(host: &str, port: u16, settings: &Settings) -> io::Result<TcpListener> {
     let addr = (host, port).to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(
@@ -112,7 +111,7 @@ pub fn bind(host: &str, port: u16, settings: &Settings) -> io::Result<TcpListene
     socket.set_reuse_address(true)?;
     socket.set_tcp_nodelay(true)?;
     socket.set_read_timeout(Some(settings.read_timeout))?;
-    socket.set_write_timeout(Some(settings.write_timeout.min(write::TICK)))?;
+    socket.set_write_timeout(Some(settings.write_timeout.min(body::TICK)))?;
     socket.bind(&addr.into())?;
     socket.listen(1024)?;
     Ok(socket.into())

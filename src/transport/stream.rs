@@ -14,7 +14,7 @@
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
-use super::write::write_all;
+use super::body::write_all;
 use crate::http::Stream;
 
 /// Writes the head, gives back the request's turn (`turn`: whatever the
@@ -34,7 +34,7 @@ pub(super) fn send<T>(
     // A subscriber listens for as long as it likes: it must not hold one of
     // the `--threads` turns meanwhile, or a few would stop every request.
     drop(turn);
-    write_all(&mut writer, head, Instant::now() + timeout)?;
+    write_all(&mut writer, &[head], Instant::now() + timeout)?;
     let mut counted = Counted {
         out: &mut writer,
         bytes: head.len(),
@@ -48,7 +48,7 @@ pub(super) fn send<T>(
 
 /// A writer that counts what it writes, for the access log; each write
 /// has `timeout` (the socket's own send timeout is a short tick: see
-/// `write.rs`).
+/// `body.rs`).
 struct Counted<'a> {
     out: &'a mut dyn Write,
     bytes: usize,
@@ -57,12 +57,12 @@ struct Counted<'a> {
 
 impl Write for Counted<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        write_all(self.out, buf, Instant::now() + self.timeout)?;
+        write_all(self.out, &[buf], Instant::now() + self.timeout)?;
         self.bytes += buf.len();
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        write_all(self.out, &[], Instant::now() + self.timeout)
+        write_all(self.out, &[], Instant::now() + self.timeout).map(drop)
     }
 }

@@ -39,48 +39,42 @@
 
 use std::io::{self, Read};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
-use super::body::{BodyReader, Framing};
+use super::body::{BodyReader, Framing, write_all};
 use super::capacity::Slot;
-use super::connection::write;
+use super::connection::Shared;
+
 use crate::http::Response;
 
 /// The most of a chunked body refused unread that is read so that our own
 /// response can follow.
 pub(super) const READ_AT_MOST: u64 = 1 << 20;
 
-/// What [`answer`] needs to know of the request and its connection.
-pub(super) struct Refused<'a> {
-    pub framing: Framing,
-    /// When the whole body must have arrived.
-    pub deadline: Instant,
-    /// The `Date` and `Connection` fields of our own encoding.
-    pub date: &'a str,
-    pub connection: Option<&'a str>,
-    pub write_timeout: std::time::Duration,
-}
-
 /// Answers a request whose body was refused unread: see the module
-/// comment. The bytes written.
+/// comment. `ours` is the response in our own encoding; the bytes
+/// written.
 pub(super) fn answer(
     mut incoming: tiny_http::Request,
     reply: &Response,
-    refused: Refused<'_>,
+    ours: &[u8],
+    framing: Framing,
+    deadline: Instant,
+    shared: &Shared,
     slot: &Arc<Slot>,
 ) -> io::Result<usize> {
-    let framing = refused.framing;
     let library_drains = framing.length.is_some() && !framing.upgrade;
-    if !library_drains && !framing.expect && read_rest(&mut incoming, framing, refused.deadline) {
-        let bytes = reply.encode(refused.date, false, refused.connection);
-        return write(incoming, &bytes, refused.write_timeout).map(|()| bytes.len());
+    if !library_drains && !framing.expect && read_rest(&mut incoming, framing, deadline) {
+        let due = Instant::now() + shared.write_timeout;
+        return write_all(&mut incoming.into_writer(), &[ours], due);
     }
+    let date = httpdate::fmt_http_date(SystemTime::now());
     if framing.expect {
-        return respond_apart(incoming, reply, refused.date, slot);
+        return respond_apart(incoming, reply, &date, slot);
     }
     // From here the thread waits on the client, as for a request head.
     slot.waiting();
-    respond(incoming, reply, refused.date)
+    respond(incoming, reply, &date)
 }
 
 /// [`respond`] on a thread of its own, which keeps the connection's slot
