@@ -14,6 +14,8 @@ class and report function); the server runs on its own defaults, with
 - refused_on_head: a body over --max-body-bytes is answered 413 within
   100 ms of its head, and each such connection holds one thread.
 - keep_alive_cost: the RSS an idle keep-alive connection costs.
+- header_line: what a 64 MiB header line sent straight to the server
+  costs while it arrives (16 MiB in CI).
 
 Standard library only; every loop is bounded; all traffic goes to
 127.0.0.1.
@@ -216,8 +218,46 @@ def keep_alive_cost(binary, quick, Server, report):
         server.proc.wait()
 
 
+def header_line(binary, quick, Server, report):
+    """A header line of 64 MiB (16 MiB in CI) sent straight to the server,
+    which reads any line of any size: the RSS while it arrives, its peak,
+    the rate, and the RSS once answered (docs/limits.md, header size)."""
+    import threading
+    size = (16 if quick else 64) << 20
+    server = Server(binary, defaults=True)
+    try:
+        before = server.stats()
+        peak, done = [before["rss_kb"]], threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], stats(server.proc.pid)[0])
+                time.sleep(0.01)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        s = socket.create_connection(server.addr, timeout=30)
+        started = time.monotonic()
+        s.sendall(b"GET /api HTTP/1.1\r\nHost: t\r\nX-Big: " + b"a" * size + b"\r\n")
+        took = time.monotonic() - started
+        arrived = server.stats()
+        s.sendall(b"Connection: close\r\n\r\n")
+        s.recv(64)
+        s.close()
+        done.set()
+        sampler.join()
+        time.sleep(0.5)
+        after = server.stats()
+    finally:
+        server.proc.kill()
+        server.proc.wait()
+    report("a header line, sent directly", f"{size >> 20} MiB line", before, arrived, after,
+           f"{(arrived['rss_kb'] - before['rss_kb']) / 1024:.0f} MB while it arrives, peak "
+           f"{peak[0] / 1024:.0f} MB, {size / took / 1e6:.0f} MB/s")
+
+
 def run(binary, quick, Server, report):
     never_readers(binary, quick, Server, report)
     framings(binary, quick, Server, report)
     refused_on_head(binary, quick, Server, report)
     keep_alive_cost(binary, quick, Server, report)
+    header_line(binary, quick, Server, report)
