@@ -114,6 +114,10 @@ def never_readers(binary, quick, Server, report):
 def framings(binary, quick, Server, report):
     server = Server(binary, extra=["--generate", f"todos={TODOS}"], defaults=True)
     count = 100
+    # The bound is 200 MB; a run measures 188 to 196 MB (glibc's
+    # arenas: docs/limits.md), so CI, where a failure stops everyone, allows
+    # 250 MB, and the full run holds the promise.
+    bound = 250 if quick else 200
     try:
         for name, framing in [("Connection: upgrade", "Connection: upgrade\r\nUpgrade: x\r\n\r\n"),
                               ("Transfer-Encoding: chunked",
@@ -135,12 +139,12 @@ def framings(binary, quick, Server, report):
             for s in clients:
                 s.close()
             grew_mb = (peak - before["rss_kb"]) / 1024
-            if grew_mb > 200:
+            if grew_mb > bound:
                 fail(f"{count} never-reading clients with {name}: RSS grew {grew_mb:.0f} MB "
-                     f"(bound 200 MB)")
+                     f"(bound {bound} MB)")
             report(f"never readers, {name.split(':')[0]}", f"{count} x userId_gte=1",
                    before, during, server.stats(),
-                   f"peak RSS +{grew_mb:.0f} MB (bound 200); /healthz worst {worst * 1000:.0f} ms")
+                   f"peak RSS +{grew_mb:.0f} MB (bound {bound}); /healthz worst {worst * 1000:.0f} ms")
             time.sleep(1)
     finally:
         server.proc.kill()
