@@ -4,6 +4,13 @@
 //! (`connection.rs`); and a response on the wire ([`write_all`],
 //! [`Unsent`]).
 //!
+//! # A request's body
+//!
+//! tiny_http frames a body itself, with gaps that [`Framing`] and
+//! [`BodyReader`] close, each named in its comment. A body still
+//! arriving waits on its client, not on the CPU: the reader gives the
+//! request's turn of `--threads` back until the body's end.
+//!
 //! # A response on the wire
 //!
 //! One deadline for the whole response (`--write-timeout`), and a bound
@@ -33,8 +40,6 @@
 //! responses wait on the clients that hold the room, and everything else
 //! is served as usual (`tests/api/turns.rs`,
 //! `clients_that_never_read_hold_no_turn`; `scripts/abuse_turns.py`).
-//!
-//! # A request's body
 
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -220,8 +225,9 @@ fn has_token(value: &str, token: &str) -> bool {
 ///
 /// A body still on its way waits on its client: from the first read to
 /// the body's end, the request gives back its turn, and takes one again
-/// for the rest of its handler (`tests/api/hardening.rs`,
-/// `slow_uploads_do_not_hold_the_threads`, `every_framing_takes_a_turn`).
+/// for the rest of its handler (`tests/api/framing.rs`,
+/// `slow_uploads_do_not_hold_the_threads`; `tests/api/turns.rs`,
+/// `every_framing_takes_a_turn`).
 pub(crate) struct BodyReader<'a, 't> {
     request: &'a mut tiny_http::Request,
     deadline: Instant,
