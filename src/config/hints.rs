@@ -31,10 +31,8 @@ const JSON_SERVER: &[(&[&str], &str)] = &[
     ),
     (&["--nc"], "json-server's --nc is --no-cors here"),
     (
-        &["-w", "--watch"],
-        "there is no --watch: the server owns its data file and does not read it again while it runs \
-         (an edit made meanwhile is logged, then replaced); change data through the API, or stop the \
-         server, edit the file, and start it again",
+        &["-w"],
+        "json-server's -w is --watch here: --watch (or WATCH=1) loads an edit of the data file",
     ),
     (
         &["-r", "--routes"],

@@ -7,7 +7,7 @@
 //! counts as unset, as container tools often pass empty variables through;
 //! except a variable that switches a protection on ([`FAIL_CLOSED`]): set
 //! but empty, it is refused, never read as "off"; and a switch's variable
-//! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
+//! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`, `WATCH`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
 //! subcommand, which reads only the server's address.
@@ -43,6 +43,9 @@ pub struct Config {
     pub write_timeout: Duration,
     /// `--data`: where the data is kept; `None` keeps it in memory only.
     pub data: Option<PathBuf>,
+    /// `--watch`: an edit of the data file by another program is loaded
+    /// (`store/edits.rs`); without it, the server writes its data back.
+    pub watch: bool,
     /// `--cors-origin`, `--no-cors`: which origins browsers may call from.
     pub cors: Cors,
     /// `--allow-reset`: `DELETE` on a collection empties it.
@@ -110,6 +113,7 @@ impl Default for Config {
             read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
             data: None,
+            watch: false,
             cors: Cors::Any,
             allow_reset: false,
             delay: Duration::ZERO,
@@ -139,6 +143,9 @@ impl Config {
         let mut modes = Vec::new();
         if self.auth_token.is_some() {
             modes.push("bearer token required on /api".to_string());
+        }
+        if self.watch {
+            modes.push("watching the data file for edits".into());
         }
         if self.allow_reset {
             modes.push("reset allowed (DELETE on a collection empties it)".into());

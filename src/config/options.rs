@@ -21,7 +21,7 @@ Usage: widgets-todos [OPTIONS] [FILE.json]   (FILE.json: the same as --data)
        widgets-todos import DB.json --out FILE.json   (from a json-server file)
 Options, and --help, --version; each reads the variable in [ ]; a flag wins:
   --host ADDR --port N  where to listen [HOST, PORT] (127.0.0.1, 8080; 0: any)
-  --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
+  --data PATH --watch  data in PATH (--watch: reload edits) [DATA_FILE, WATCH=1]
   --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
@@ -37,7 +37,7 @@ Options, and --help, --version; each reads the variable in [ ]; a flag wins:
   --generate SPEC --seed S  fill a new store: todos=N,widgets=N [GENERATE, SEED]
   --faults --fail-rate P --fail-status N  [FAULTS=1, FAIL_RATE, FAIL_STATUS]
   --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
-An empty variable is unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS, NO_CORS,
+An empty variable is unset, but an empty AUTH_*, TLS_*, CORS_*, NO_CORS, WATCH,
 ALLOW_RESET or FAULTS is refused. Exit 2: a bad value; 1: busy port, bad data.";
 
 /// The largest `--record N`.
@@ -118,6 +118,14 @@ pub(super) const OPTS: &[Opt] = &[
                 return Err("a file path");
             }
             c.data = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--watch",
+        env: "WATCH",
+        set: |c, v| {
+            c.watch = switch(v)?;
             Ok(())
         },
     },
@@ -280,7 +288,7 @@ pub(super) const OPTS: &[Opt] = &[
 
 /// The options that are switches: the flag alone turns them on, and their
 /// variable takes [`switch`]'s words.
-const SWITCHES: [&str; 3] = ["--no-cors", "--allow-reset", "--faults"];
+const SWITCHES: [&str; 4] = ["--no-cors", "--allow-reset", "--faults", "--watch"];
 
 impl Opt {
     /// Whether the flag takes a value (`--port 8080`) or is a switch

@@ -63,11 +63,7 @@ fn json_server_flags_say_what_to_use_here() {
             &["-p", "3000"][..],
             "json-server's -p is --port here: --port 3000",
         ),
-        (&["--watch", "db.json"], "there is no --watch"),
-        (
-            &["-w"],
-            "change data through the API, or stop the server, edit the file",
-        ),
+        (&["-w"], "json-server's -w is --watch here"),
         (
             &["--routes", "routes.json"],
             "the collections are always /api/todos and /api/widgets",
