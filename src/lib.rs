@@ -109,7 +109,13 @@ use transport::Server;
 /// The error names the file and what is wrong.
 pub fn open_store(config: &Config) -> Result<Store, String> {
     let store = match &config.data {
-        Some(path) => Store::open(config.max_items, path)?,
+        Some(path) => {
+            let durability = store::Durability {
+                watch: config.watch,
+                ..store::Durability::default()
+            };
+            Store::open_with(config.max_items, path, durability)?
+        }
         None => Store::new(config.max_items),
     };
     if let Some(spec) = config.generate {

@@ -1,17 +1,20 @@
-//! An edit of the data file by another program while the server runs.
+//! The snapshot changed by another program while the server runs.
 //!
-//! The server reads its data file once, at start-up, and from then on owns
-//! it: every change goes to the journal, and the file is replaced with the
-//! server's data at each compaction and at a clean stop. json-server users
-//! are used to editing `db.json` while it runs (`--watch`); here such an
-//! edit cannot be applied (the journal's records follow the file as the
-//! server read it), so it is lost. It must never be lost silently: the
-//! compaction thread looks at the file every [`LOOK_EVERY`] and logs an
-//! edit as soon as it sees one, with what will happen to it, and the
-//! compaction that replaces it says so again.
+//! The server reads its data files at start-up, and from then on owns
+//! them: every change goes to the journal, and the snapshot is replaced
+//! with the server's data at each compaction. Another program may still
+//! change the snapshot: an editor's save (json-server users edit `db.json`
+//! while it runs), a sync tool, a back-up restored, `rm`. The compaction
+//! thread looks at it every [`LOOK_EVERY`] and, on a change, makes the
+//! files hold what the server acknowledged again (`compaction.rs`): with
+//! `--watch` it loads the edit, or, when the edit does not load, writes
+//! its own data back; without, it writes its own data back. Never
+//! silently: each is logged. (The journal is looked at by `journal.rs`,
+//! which holds the file it appends to.)
 //!
-//! An edit is any change of the file's identity, size or modification
-//! time since the server last read or wrote it.
+//! A change is any change of the file's identity (device and inode: a
+//! rename over it), size or modification time, or its deletion, since the
+//! server last read or wrote it.
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -19,19 +22,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-/// How often the compaction thread looks at the data file.
+/// How often the compaction thread looks at the data files.
 pub(super) const LOOK_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a changed file must stay unchanged before it is read or
+/// written over: an editor that writes in place may be halfway through.
+const SETTLE: Duration = Duration::from_millis(200);
 
 /// What tells one version of a file from another, short of reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
+pub(super) struct Stamp {
     device: u64,
     inode: u64,
     len: u64,
     modified: Option<SystemTime>,
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
+/// The file at `path` now, `None` when there is none.
+pub(super) fn stamp(path: &Path) -> Option<Stamp> {
     let meta = fs::metadata(path).ok()?;
     Some(Stamp {
         device: meta.dev(),
@@ -41,11 +49,18 @@ fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-/// The data file as the server last read or wrote it, and the last edit
-/// already logged.
+/// How the snapshot was changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Edit {
+    Deleted,
+    /// Replaced, written or cut: another version is at its name.
+    Changed(Stamp),
+}
+
+/// The snapshot as the server last read or wrote it.
 pub(super) struct Edits {
     path: PathBuf,
-    stamps: Mutex<(Option<Stamp>, Option<Stamp>)>,
+    ours: Mutex<Option<Stamp>>,
 }
 
 impl Edits {
@@ -53,34 +68,34 @@ impl Edits {
     pub(super) fn new(path: &Path) -> Edits {
         Edits {
             path: path.to_path_buf(),
-            stamps: Mutex::new((stamp(path), None)),
+            ours: Mutex::new(stamp(path)),
         }
     }
 
-    /// Logs an edit not logged before, saying what will happen to it;
-    /// whether it did.
-    pub(super) fn look(&self) -> bool {
-        let mut stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
-        let (ours, logged) = *stamps;
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A change since the server last read or wrote the file, once it has
+    /// settled; `None` when there is none (yet). The change counts as
+    /// known from then on: the caller loads it or writes over it.
+    pub(super) fn look(&self) -> Option<Edit> {
         let now = stamp(&self.path);
-        if now == ours || now == logged {
-            return false;
+        if now == *self.ours() {
+            return None;
         }
-        stamps.1 = now;
-        log::warn!(target: crate::logging::LOG, "{} was changed by another program while the server runs: the server does not read \
-             it again, and replaces it with its own data at its next snapshot (at the latest when \
-             it stops), so that change will be lost. To change the data, use the API; or stop the \
-             server, edit the file, and start it again",
-            self.path.display()
-        );
-        true
+        std::thread::sleep(SETTLE);
+        if stamp(&self.path) != now {
+            return None;
+        }
+        *self.ours() = now;
+        Some(now.map_or(Edit::Deleted, Edit::Changed))
     }
 
     /// Call just before the server replaces the file: says so if that
-    /// loses an edit; whether it did.
+    /// loses a change not yet seen by [`Edits::look`]; whether it did.
     pub(super) fn before_replacing(&self) -> bool {
-        let stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
-        let edited = stamp(&self.path) != stamps.0;
+        let edited = stamp(&self.path) != *self.ours();
         if edited {
             log::warn!(target: crate::logging::LOG, "{}: the change another program made to it while the server ran is lost: \
                  replaced with the server's data",
@@ -92,8 +107,11 @@ impl Edits {
 
     /// Call once the server has replaced the file.
     pub(super) fn replaced(&self) {
-        let mut stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
-        *stamps = (stamp(&self.path), None);
+        *self.ours() = stamp(&self.path);
+    }
+
+    fn ours(&self) -> std::sync::MutexGuard<'_, Option<Stamp>> {
+        self.ours.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -102,13 +120,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_edit_is_told_once_and_the_server_own_writes_never() {
+    fn a_change_is_told_once_and_the_server_own_writes_never() {
         let dir = std::env::temp_dir().join(format!("widgets-todos-edits-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("db.json");
         fs::write(&path, "{}").unwrap();
         let edits = Edits::new(&path);
-        assert!(!edits.look(), "nothing changed");
+        assert_eq!(edits.look(), None, "nothing changed");
 
         // The server's own replacement, as a compaction makes it.
         assert!(!edits.before_replacing());
@@ -117,15 +135,23 @@ mod tests {
         })
         .unwrap();
         edits.replaced();
-        assert!(!edits.look(), "the server's own write is no edit");
+        assert_eq!(edits.look(), None, "the server's own write is no edit");
 
-        // Another program's edit: told once, and again when replaced.
+        // Another program's edit: told once.
         fs::write(&path, "{\"todos\": [], \"widgets\": []}").unwrap();
-        assert!(edits.look());
-        assert!(!edits.look(), "the same edit is told once");
+        assert!(matches!(edits.look(), Some(Edit::Changed(_))));
+        assert_eq!(edits.look(), None, "the same edit is told once");
+        assert!(!edits.before_replacing(), "an edit seen is no surprise");
+
+        // A change after the look is told when the file is replaced.
+        fs::write(&path, "{\"todos\": []}").unwrap();
         assert!(edits.before_replacing());
         edits.replaced();
-        assert!(!edits.look());
+
+        // A deletion is a change too (no file then, and none before, is none).
+        fs::remove_file(&path).unwrap();
+        assert_eq!(edits.look(), Some(Edit::Deleted));
+        assert_eq!(edits.look(), None);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -13,6 +13,13 @@ pub(super) fn journal_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where `--watch` keeps an edit of the snapshot that does not load.
+pub(super) fn rejected_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".rejected");
+    PathBuf::from(name)
+}
+
 pub(super) fn tmp_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".tmp");

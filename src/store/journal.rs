@@ -40,10 +40,23 @@
 //!
 //! Once the journal holds more records than `max(10,000, items stored)`, a
 //! background thread writes a new snapshot and drops the records it covers
-//! from the journal; also at a clean shutdown. A record's cost is therefore
+//! from the journal; also at a clean shutdown. The count starts from the
+//! records the journal holds at start-up, so that a server that crashes
+//! every few thousand writes still compacts. A record's cost is therefore
 //! constant: one append, a share of an `fdatasync`, and a bounded share of
 //! the next snapshot. See [`Storage::compact`] for the order of the steps,
 //! and why a crash between any two of them loses nothing.
+//!
+//! # Another program's change
+//!
+//! Another program may replace (an editor's save, a sync tool: a copy
+//! renamed over it), delete or cut the journal while the server appends to
+//! it; the server's own handle then writes to a file no name leads to, or
+//! after a gap. [`Storage::journal_changed`] notices it, by the identity
+//! (device and inode) of the file at the name and the size of the one
+//! written, without a cost to writes: the compaction thread looks about
+//! once a second, and a compaction then writes both files again from
+//! memory, which holds every acknowledged write.
 //!
 //! # Loading
 //!
@@ -53,17 +66,19 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use super::Durability;
 use super::edits::Edits;
 use super::files::{
     cannot, create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
 };
+use super::load::Replayed;
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource};
 
@@ -97,6 +112,8 @@ pub struct Storage {
     changed: Condvar,
     /// The snapshot as the server last read or wrote it (`edits.rs`).
     edits: Edits,
+    /// `--watch`: an edit of the snapshot is loaded (`compaction.rs`).
+    watch: bool,
 }
 
 /// The journal's state, under `Storage::log`.
@@ -116,14 +133,26 @@ struct Log {
     flushing: bool,
     /// Why writing failed; from then on every write is refused.
     failed: Option<String>,
-    /// Records appended since the last snapshot's cut.
+    /// Records appended since the last snapshot's cut (at start-up, the
+    /// records the journal holds).
     since_cut: u64,
+    /// While a compaction runs: the records written since its cut, which
+    /// become the new journal (read back from the file, they could be
+    /// gone if another program cut it meanwhile).
+    tail: Option<Tail>,
     /// Compact once `since_cut` reaches this: `compact_after`, or the number
     /// of items stored at the last compaction if that is more.
     compact_at: u64,
     compact_after: u64,
     /// Set by `close`: the compaction thread ends.
     closing: bool,
+}
+
+/// The records a compaction carries over into the new journal.
+struct Tail {
+    /// Where its cut is, in the journal's bytes.
+    from: u64,
+    bytes: Vec<u8>,
 }
 
 /// A record just appended: its number, and the last record on disk then.
@@ -153,16 +182,17 @@ impl Storage {
     }
 
     /// Opens (creating if absent) the data files at `paths`, once `load.rs`
-    /// has loaded them: `seq` is the last record loaded, `journal_bytes`
-    /// the journal's length without a torn last line, `items` how many
-    /// items were loaded. The error is a message naming the file.
+    /// has loaded them: `seq` is the last record loaded, `journal` the
+    /// journal's length without a torn last line and its records, `items`
+    /// how many items were loaded. The error is a message naming the file.
     pub fn open(
         (snapshot_path, journal_path): (PathBuf, PathBuf),
         seq: u64,
-        journal_bytes: u64,
+        journal: Replayed,
         items: u64,
-        compact_after: u64,
+        options: Durability,
     ) -> Result<Storage, String> {
+        let compact_after = options.compact_after;
         let path = snapshot_path.as_path();
         // A missing or empty (0-byte, made by hand) snapshot loads as an
         // empty store: write one that says so.
@@ -198,6 +228,7 @@ impl Storage {
         let edits = Edits::new(&snapshot_path);
         Ok(Storage {
             edits,
+            watch: options.watch,
             snapshot_path,
             journal_path,
             log: Mutex::new(Log {
@@ -205,11 +236,12 @@ impl Storage {
                 pending: Vec::new(),
                 next_seq: seq + 1,
                 durable: seq,
-                appended_bytes: journal_bytes,
-                written_bytes: journal_bytes,
+                appended_bytes: journal.bytes,
+                written_bytes: journal.bytes,
                 flushing: false,
                 failed: None,
-                since_cut: 0,
+                since_cut: journal.records,
+                tail: None,
                 compact_after,
                 compact_at: compact_after.max(items),
                 closing: false,
@@ -348,6 +380,12 @@ impl Storage {
         match result {
             Ok(()) => {
                 log.durable = upto;
+                let at = log.written_bytes;
+                if let Some(tail) = &mut log.tail {
+                    // The part of the batch after the compaction's cut.
+                    let skip = tail.from.saturating_sub(at).min(batch.len() as u64);
+                    tail.bytes.extend_from_slice(&batch[skip as usize..]);
+                }
                 log.written_bytes += batch.len() as u64;
                 if log.pending.is_empty() {
                     // Keep the allocation for the next batch.
@@ -396,6 +434,10 @@ impl Storage {
     pub fn cut(&self) -> Cut {
         let mut log = self.log();
         log.since_cut = 0;
+        log.tail = Some(Tail {
+            from: log.appended_bytes,
+            bytes: Vec::new(),
+        });
         Cut {
             seq: log.next_seq - 1,
             bytes: log.appended_bytes,
@@ -408,7 +450,23 @@ impl Storage {
     /// leaves files that load to the same state: the old snapshot with the
     /// whole journal, the new snapshot with the whole journal (records up
     /// to `cut.seq` are skipped), or the new snapshot with the new journal.
+    /// Neither file is read: the new journal's records are those written
+    /// since the cut, kept in memory meanwhile, so a journal that another
+    /// program replaced, deleted or cut is made whole again too.
     pub fn compact<W: Serialize, T: Serialize>(
+        &self,
+        snapshot: &Snapshot<W, T>,
+        cut: Cut,
+        items: u64,
+    ) -> io::Result<()> {
+        let result = self.replace_files(snapshot, cut, items);
+        if result.is_err() {
+            self.log().tail = None;
+        }
+        result
+    }
+
+    fn replace_files<W: Serialize, T: Serialize>(
         &self,
         snapshot: &Snapshot<W, T>,
         cut: Cut,
@@ -418,21 +476,7 @@ impl Storage {
         // holds it is written: should a journal write fail meanwhile, the
         // store takes those changes back, and a snapshot holding them would
         // bring them back at the next start.
-        let mut log = self.log();
-        loop {
-            if let Some(why) = &log.failed {
-                return Err(io::Error::other(why.clone()));
-            }
-            if log.written_bytes >= cut.bytes {
-                break;
-            }
-            log = if log.flushing {
-                self.wait(log)
-            } else {
-                self.flush(log)
-            };
-        }
-        drop(log);
+        drop(self.written_up_to(cut.bytes)?);
 
         self.edits.before_replacing();
         write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
@@ -450,15 +494,14 @@ impl Storage {
             log = self.wait(log);
         }
         log.flushing = true;
-        let (file, end) = (Arc::clone(&log.file), log.written_bytes);
+        let tail = log.tail.take().map(|tail| tail.bytes).unwrap_or_default();
+        debug_assert_eq!(tail.len() as u64, log.written_bytes - cut.bytes);
         drop(log);
 
         // The new journal is opened before it takes the old one's name, so
         // that once the rename is done there is a handle on it.
         let mut renamed = false;
         let replaced = (|| -> io::Result<File> {
-            let mut tail = vec![0u8; (end - cut.bytes) as usize];
-            file.read_exact_at(&mut tail, cut.bytes)?;
             let (tmp, mut fresh) = create_replacement(&self.journal_path)?;
             fresh.write_all(&tail)?;
             fresh.sync_all()?;
@@ -473,13 +516,14 @@ impl Storage {
         let result = match replaced {
             Ok(fresh) => {
                 log.file = Arc::new(fresh);
-                log.written_bytes -= cut.bytes;
+                log.written_bytes = tail.len() as u64;
                 log.appended_bytes -= cut.bytes;
                 log.compact_at = log.compact_after.max(items);
                 Ok(())
             }
-            // The old journal is still whole and still in use: nothing lost,
-            // the next compaction tries again.
+            // The old journal is still in use: the next compaction tries
+            // again (the records of the tail are in the old file, unless
+            // another program cut it, which the next look sees again).
             Err(err) if !renamed => Err(err),
             // The name is the new file's, but perhaps not durably so: a
             // crash could bring the old journal back, without whatever we
@@ -494,6 +538,86 @@ impl Storage {
         };
         self.changed.notify_all();
         result
+    }
+
+    /// Flushes until the journal's first `bytes` are written (group
+    /// commit's leader or follower), and returns with its lock; the error
+    /// once writing has failed.
+    fn written_up_to(&self, bytes: u64) -> io::Result<MutexGuard<'_, Log>> {
+        let mut log = self.log();
+        loop {
+            if let Some(why) = &log.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if log.written_bytes >= bytes {
+                return Ok(log);
+            }
+            log = if log.flushing {
+                self.wait(log)
+            } else {
+                self.flush(log)
+            };
+        }
+    }
+
+    /// Makes every record appended so far durable. Called with every
+    /// collection's lock held, nothing is appended meanwhile, so every
+    /// change made in memory is then on disk, with nothing to take back.
+    pub fn sync_appended(&self) -> io::Result<()> {
+        let appended = self.log().appended_bytes;
+        self.written_up_to(appended).map(drop)
+    }
+
+    /// Records appended since the last snapshot's cut.
+    pub fn since_cut(&self) -> u64 {
+        self.log().since_cut
+    }
+
+    /// What another program did to the journal, if anything: the file at
+    /// its name is not the one written (replaced, or deleted), or the one
+    /// written is not as long as the server wrote it (cut, or written to).
+    /// Two `stat` calls; the compaction thread calls it about once a
+    /// second, and nothing is looked at on a write.
+    pub fn journal_changed(&self) -> Option<String> {
+        let (ours, written) = {
+            let log = self.log();
+            // Mid-flush the file is longer than counted; after a failure
+            // nothing more is written anyway.
+            if log.flushing || log.failed.is_some() {
+                return None;
+            }
+            (log.file.metadata().ok()?, log.written_bytes)
+        };
+        let len = ours.len();
+        match fs::metadata(&self.journal_path) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Some("was deleted".into()),
+            Err(_) => None,
+            Ok(now) if (now.dev(), now.ino()) != (ours.dev(), ours.ino()) => {
+                Some("was replaced".into())
+            }
+            Ok(_) if len < written => Some(format!(
+                "was cut from {written} to {len} bytes (the records cut off were \
+                 acknowledged writes, which a restart would have refused as missing)"
+            )),
+            Ok(_) if len > written => Some(format!(
+                "was written to ({len} bytes where the server wrote {written})"
+            )),
+            Ok(_) => None,
+        }
+    }
+
+    /// The snapshot, as the server last read or wrote it.
+    pub(super) fn edits(&self) -> &Edits {
+        &self.edits
+    }
+
+    /// `--watch`: load edits of the snapshot.
+    pub(super) fn watching(&self) -> bool {
+        self.watch
+    }
+
+    pub(super) fn journal_path(&self) -> &Path {
+        &self.journal_path
     }
 
     /// Blocks until a compaction is due (`Some(true)`) or `timeout` has
@@ -517,11 +641,6 @@ impl Storage {
                 Err(poisoned) => poisoned.into_inner().0,
             };
         }
-    }
-
-    /// Logs an edit of the data file by another program (`edits.rs`).
-    pub fn look_for_edits(&self) {
-        self.edits.look();
     }
 
     /// Ends the compaction thread's wait.

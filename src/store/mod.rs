@@ -161,6 +161,26 @@ struct Shared {
     feed: Arc<Feed>,
 }
 
+/// How a store kept in data files behaves ([`Store::open_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Durability {
+    /// Compact once the journal holds this many records, or as many as
+    /// there are items if that is more.
+    pub compact_after: u64,
+    /// `--watch`: load an edit of the snapshot by another program, and
+    /// keep the snapshot up to date within about a second of each write.
+    pub watch: bool,
+}
+
+impl Default for Durability {
+    fn default() -> Durability {
+        Durability {
+            compact_after: COMPACT_AFTER,
+            watch: false,
+        }
+    }
+}
+
 /// A resource the store keeps, and which of its collections holds it.
 pub trait Stored: Resource {
     fn collection(store: &Store) -> &Mutex<Collection<Self>>;
@@ -227,6 +247,16 @@ impl<T: Resource> Collection<T> {
         }
     }
 
+    /// The items loaded from an edit of the data file (`--watch`), in
+    /// place of these. Ids are never reused: `last_id` keeps the higher.
+    /// Call it once every change is durable: there is nothing to undo.
+    fn replace(&mut self, loaded: Loaded<T>) {
+        self.items = loaded.items;
+        self.last_id = self.last_id.max(loaded.last_id);
+        self.undo.clear();
+        self.changed(None);
+    }
+
     /// A change: the JSON kept of the item (or of all, `None`) and of the
     /// list, and the sorted orders, are dropped.
     fn changed(&mut self, id: Option<u64>) {
@@ -273,10 +303,19 @@ impl Store {
         path: &Path,
         records: u64,
     ) -> Result<Store, String> {
+        let options = Durability {
+            compact_after: records,
+            watch: false,
+        };
+        Store::open_with(max_items, path, options)
+    }
+
+    /// [`Store::open`], with the given [`Durability`].
+    pub fn open_with(max_items: usize, path: &Path, options: Durability) -> Result<Store, String> {
         let paths = Storage::paths(path)?;
-        let (state, journal_bytes) = load::load(&paths.0, &paths.1, max_items)?;
+        let (state, journal) = load::load(&paths.0, &paths.1, max_items)?;
         let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
-        let storage = Storage::open(paths, state.seq, journal_bytes, items, records)?;
+        let storage = Storage::open(paths, state.seq, journal, items, options)?;
         let store = Store::with(max_items, state, Some(storage));
         let shared = Arc::clone(&store.shared);
         let compactor = std::thread::Builder::new()
