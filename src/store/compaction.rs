@@ -34,7 +34,7 @@ impl Store {
             return;
         };
         self.stop_compacting(storage);
-        if let Err(err) = self.shared.compact() {
+        if let Err(err) = self.shared.compact(false) {
             log::error!(target: crate::logging::LOG, "cannot write the final snapshot: {err}; the journal keeps every change");
         }
     }
@@ -77,7 +77,14 @@ impl Shared {
             }
             // With --watch, the snapshot shows every write within a second.
             let due = due || (storage.watching() && storage.since_cut() > 0);
-            if due && let Err(err) = self.compact() {
+            let result = if due {
+                self.compact(storage.watching())
+            } else {
+                Ok(())
+            };
+            if let Err(err) = result
+                && err.kind() != std::io::ErrorKind::Interrupted
+            {
                 log::warn!(target: crate::logging::LOG, "cannot compact the journal: {err}; it keeps growing until a retry");
             }
         }
@@ -98,7 +105,7 @@ impl Shared {
             Edit::Deleted => Some(format!(
                 "{shown} was deleted by another program while the server ran"
             )),
-            Edit::Changed(_) if storage.watching() => self.reload(storage, path),
+            Edit::Changed(text) if storage.watching() => self.reload(storage, path, text),
             Edit::Changed(_) => Some(format!(
                 "{shown} was changed by another program while the server ran: the server does \
                  not read it again (start it with --watch for that), so that change is lost. To \
@@ -112,7 +119,7 @@ impl Shared {
     /// both files from memory; then the warning. Returns the change when
     /// the compaction failed, to try again at the next look.
     fn write_files_again(&self, storage: &Storage, found: String) -> Option<String> {
-        match self.compact() {
+        match self.compact(false) {
             Ok(()) => {
                 log::warn!(target: crate::logging::LOG, "{found}. The server wrote a fresh snapshot of what it holds to {} and a new journal, \
                      so every acknowledged write is in the data files again",
@@ -132,8 +139,9 @@ impl Shared {
     /// Writes a snapshot of both collections and drops the journal records
     /// it covers. The copy and the cut are taken under both collections'
     /// locks (widgets first, as everywhere), so they match exactly; the
-    /// writing happens after, with no lock held.
-    pub(super) fn compact(&self) -> std::io::Result<()> {
+    /// writing happens after, with no lock held. With `keep_edits`, an
+    /// edit of the snapshot is not written over (see [`Storage::compact`]).
+    pub(super) fn compact(&self, keep_edits: bool) -> std::io::Result<()> {
         let Some(storage) = &self.storage else {
             return Ok(());
         };
@@ -142,28 +150,25 @@ impl Shared {
             let todos = lock(&self.todos);
             copy(storage, &widgets, &todos)
         };
-        storage.compact(&snapshot, cut, items)
+        storage.compact(&snapshot, cut, items, keep_edits)
     }
 
-    /// With `--watch`: the edited snapshot at `path`, loaded as at start-up,
-    /// becomes the state, and both files are written from it; the journal's
-    /// records before it are the past it replaces, and the writes after it
-    /// are journaled as ever. An edit that does not load is kept in
-    /// `PATH.rejected`, and the change to answer is returned: the server
-    /// writes its own data back, so that a restart loads.
-    fn reload(&self, storage: &Storage, path: &Path) -> Option<String> {
+    /// With `--watch`: the edited snapshot at `path`, whose text is `text`,
+    /// loaded as at start-up, becomes the state, and both files are written
+    /// from it; the journal's records before it are the past it replaces,
+    /// and the writes after it are journaled as ever. An edit that does not
+    /// load is kept in `PATH.rejected`, and the change to answer is
+    /// returned: the server writes its own data back, so that a restart
+    /// loads.
+    fn reload(&self, storage: &Storage, path: &Path, text: Vec<u8>) -> Option<String> {
         let shown = path.display();
-        let loaded = std::fs::read(path)
-            .map_err(|err| format!("cannot read it: {err}"))
-            .and_then(|text| {
-                parse_snapshot(&text, self.max_items).map_err(|why| {
-                    let rejected = super::files::rejected_path(path);
-                    match std::fs::write(&rejected, &text) {
-                        Ok(()) => format!("{why}; the edit is kept in {}", rejected.display()),
-                        Err(err) => format!("{why}; cannot keep it aside: {err}"),
-                    }
-                })
-            });
+        let loaded = parse_snapshot(&text, self.max_items).map_err(|why| {
+            let rejected = super::files::rejected_path(path);
+            match std::fs::write(&rejected, &text) {
+                Ok(()) => format!("{why}; the edit is kept in {}", rejected.display()),
+                Err(err) => format!("{why}; cannot keep it aside: {err}"),
+            }
+        });
         let state = match loaded {
             Ok(state) => state,
             Err(why) => {
@@ -207,7 +212,7 @@ impl Shared {
             let (snapshot, cut, items) = copy(storage, &widgets, &todos);
             (snapshot, cut, items, [self.ticket(), self.ticket()])
         };
-        let written = storage.compact(&snapshot, cut, items);
+        let written = storage.compact(&snapshot, cut, items, false);
         let [widgets, todos] = tickets;
         for (ticket, collection) in [(widgets, Widget::COLLECTION), (todos, Todo::COLLECTION)] {
             if let Some(ticket) = ticket {

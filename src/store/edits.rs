@@ -16,10 +16,10 @@
 //! rename over it), size or modification time, or its deletion, since the
 //! server last read or wrote it.
 
-use std::fs;
+use std::fs::{self, File, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 /// How often the compaction thread looks at the data files.
@@ -31,37 +31,49 @@ const SETTLE: Duration = Duration::from_millis(200);
 
 /// What tells one version of a file from another, short of reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stamp {
+struct Stamp {
     device: u64,
     inode: u64,
     len: u64,
     modified: Option<SystemTime>,
 }
 
+impl From<&Metadata> for Stamp {
+    fn from(meta: &Metadata) -> Stamp {
+        Stamp {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }
+    }
+}
+
 /// The file at `path` now, `None` when there is none.
-pub(super) fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = fs::metadata(path).ok()?;
-    Some(Stamp {
-        device: meta.dev(),
-        inode: meta.ino(),
-        len: meta.len(),
-        modified: meta.modified().ok(),
-    })
+fn stamp(path: &Path) -> Option<Stamp> {
+    fs::metadata(path).ok().map(|meta| Stamp::from(&meta))
 }
 
 /// How the snapshot was changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Edit {
     Deleted,
-    /// Replaced, written or cut: another version is at its name.
-    Changed(Stamp),
+    /// Replaced, written or cut: its text now.
+    Changed(Vec<u8>),
 }
 
 /// The snapshot as the server last read or wrote it.
 pub(super) struct Edits {
     path: PathBuf,
     ours: Mutex<Option<Stamp>>,
+    /// An edit written to the file while the server replaced it, read
+    /// from the replaced file: the next [`Edits::look`] gives it.
+    late: Mutex<Option<Vec<u8>>>,
 }
+
+/// The file the server is about to replace, held open: an edit written to
+/// it meanwhile would otherwise go unseen, to a file no name leads to.
+pub(super) struct Replacing(Option<(File, Stamp)>);
 
 impl Edits {
     /// Call once the server has read (or written) the file at `path`.
@@ -69,6 +81,7 @@ impl Edits {
         Edits {
             path: path.to_path_buf(),
             ours: Mutex::new(stamp(path)),
+            late: Mutex::new(None),
         }
     }
 
@@ -80,44 +93,85 @@ impl Edits {
     /// settled; `None` when there is none (yet). The change counts as
     /// known from then on: the caller loads it or writes over it.
     pub(super) fn look(&self) -> Option<Edit> {
+        if let Some(text) = lock(&self.late).take() {
+            return Some(Edit::Changed(text));
+        }
         let now = stamp(&self.path);
-        if now == *self.ours() {
+        if now == *lock(&self.ours) {
             return None;
         }
         std::thread::sleep(SETTLE);
         if stamp(&self.path) != now {
             return None;
         }
-        *self.ours() = now;
-        Some(now.map_or(Edit::Deleted, Edit::Changed))
-    }
-
-    /// Call just before the server replaces the file: says so if that
-    /// loses a change not yet seen by [`Edits::look`]; whether it did.
-    pub(super) fn before_replacing(&self) -> bool {
-        let edited = stamp(&self.path) != *self.ours();
-        if edited {
-            log::warn!(target: crate::logging::LOG, "{}: the change another program made to it while the server ran is lost: \
-                 replaced with the server's data",
-                self.path.display()
-            );
+        *lock(&self.ours) = now;
+        match fs::read(&self.path) {
+            Ok(text) => Some(Edit::Changed(text)),
+            Err(_) => Some(Edit::Deleted),
         }
-        edited
     }
 
-    /// Call once the server has replaced the file.
-    pub(super) fn replaced(&self) {
-        *self.ours() = stamp(&self.path);
+    /// Call just before the server replaces the file. `Err` when it
+    /// changed since [`Edits::look`] last saw it and the change is to be
+    /// `kept` (`--watch` loads it first); otherwise such a change is said
+    /// to be lost.
+    pub(super) fn before_replacing(&self, kept: bool) -> Result<Replacing, ()> {
+        let old = File::open(&self.path).ok().and_then(|file| {
+            let stamp = Stamp::from(&file.metadata().ok()?);
+            Some((file, stamp))
+        });
+        if old.as_ref().map(|(_, stamp)| *stamp) != *lock(&self.ours) {
+            if kept {
+                return Err(());
+            }
+            self.lost();
+        }
+        Ok(Replacing(old))
     }
 
-    fn ours(&self) -> std::sync::MutexGuard<'_, Option<Stamp>> {
-        self.ours.lock().unwrap_or_else(|e| e.into_inner())
+    /// Call once the server has replaced the file with the one `written`
+    /// describes. An edit written to the old file meanwhile is kept for
+    /// the next look.
+    pub(super) fn replaced(&self, replacing: Replacing, written: &Metadata) {
+        *lock(&self.ours) = Some(Stamp::from(written));
+        let Replacing(Some((mut old, before))) = replacing else {
+            return;
+        };
+        let after = old.metadata().map(|meta| Stamp::from(&meta)).ok();
+        if after != Some(before) {
+            let mut text = Vec::new();
+            match std::io::Read::read_to_end(&mut old, &mut text) {
+                Ok(_) => *lock(&self.late) = Some(text),
+                Err(_) => self.lost(),
+            }
+        }
     }
+
+    fn lost(&self) {
+        log::warn!(target: crate::logging::LOG, "{}: the change another program made to it while the server ran is lost: \
+             replaced with the server's data",
+            self.path.display()
+        );
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The server's own replacement, as a compaction makes it.
+    fn replace(edits: &Edits, path: &Path, text: &str) {
+        let replacing = edits.before_replacing(false).unwrap();
+        let written = super::super::files::write_atomically(path, |out| {
+            std::io::Write::write_all(out, text.as_bytes())
+        })
+        .unwrap();
+        edits.replaced(replacing, &written);
+    }
 
     #[test]
     fn a_change_is_told_once_and_the_server_own_writes_never() {
@@ -127,26 +181,33 @@ mod tests {
         fs::write(&path, "{}").unwrap();
         let edits = Edits::new(&path);
         assert_eq!(edits.look(), None, "nothing changed");
-
-        // The server's own replacement, as a compaction makes it.
-        assert!(!edits.before_replacing());
-        super::super::files::write_atomically(&path, |out| {
-            std::io::Write::write_all(out, b"{\"todos\": []}")
-        })
-        .unwrap();
-        edits.replaced();
+        replace(&edits, &path, "{\"todos\": []}");
         assert_eq!(edits.look(), None, "the server's own write is no edit");
 
-        // Another program's edit: told once.
-        fs::write(&path, "{\"todos\": [], \"widgets\": []}").unwrap();
-        assert!(matches!(edits.look(), Some(Edit::Changed(_))));
+        // Another program's edit: told once, with its text.
+        fs::write(&path, "{\"widgets\": []}").unwrap();
+        let edit = Some(Edit::Changed(b"{\"widgets\": []}".to_vec()));
+        assert_eq!(edits.look(), edit);
         assert_eq!(edits.look(), None, "the same edit is told once");
-        assert!(!edits.before_replacing(), "an edit seen is no surprise");
 
-        // A change after the look is told when the file is replaced.
-        fs::write(&path, "{\"todos\": []}").unwrap();
-        assert!(edits.before_replacing());
-        edits.replaced();
+        // A change after the look: kept, the replacement stops.
+        fs::write(&path, "{}").unwrap();
+        assert!(edits.before_replacing(true).is_err());
+        replace(&edits, &path, "{\"todos\": []}");
+
+        // An edit written to the file while the server replaces it.
+        let replacing = edits.before_replacing(true).unwrap();
+        fs::write(&path, "{\"todos\": [1]}").unwrap();
+        let written = super::super::files::write_atomically(&path, |out| {
+            std::io::Write::write_all(out, b"{}")
+        })
+        .unwrap();
+        edits.replaced(replacing, &written);
+        assert_eq!(
+            edits.look(),
+            Some(Edit::Changed(b"{\"todos\": [1]}".to_vec()))
+        );
+        assert_eq!(edits.look(), None);
 
         // A deletion is a change too (no file then, and none before, is none).
         fs::remove_file(&path).unwrap();

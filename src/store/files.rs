@@ -87,18 +87,21 @@ pub(super) fn sync_dir(path: &Path) -> io::Result<()> {
 }
 
 /// Writes `path` whole or not at all: to `path.tmp`, fsync, rename over
-/// `path`, fsync the directory.
+/// `path`, fsync the directory. Returns the written file's metadata (what
+/// is at `path` now may already be another program's).
 pub(super) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
+) -> io::Result<fs::Metadata> {
     let (tmp, file) = create_replacement(path)?;
     let mut out = BufWriter::new(file);
     write(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
+    let written = file.metadata()?;
     fs::rename(&tmp, path)?;
-    sync_dir(path)
+    sync_dir(path)?;
+    Ok(written)
 }
 
 /// `cannot DO PATH: ERROR`, and, when the error is a permission refused,

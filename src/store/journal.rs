@@ -168,6 +168,9 @@ pub struct Appended {
 pub struct Cut {
     pub seq: u64,
     bytes: u64,
+    /// The records it covers since the last cut, counted again toward the
+    /// next compaction should this one fail.
+    records: u64,
 }
 
 impl Storage {
@@ -433,7 +436,7 @@ impl Storage {
     /// falls between the state copied and the cut.
     pub fn cut(&self) -> Cut {
         let mut log = self.log();
-        log.since_cut = 0;
+        let records = std::mem::take(&mut log.since_cut);
         log.tail = Some(Tail {
             from: log.appended_bytes,
             bytes: Vec::new(),
@@ -441,6 +444,7 @@ impl Storage {
         Cut {
             seq: log.next_seq - 1,
             bytes: log.appended_bytes,
+            records,
         }
     }
 
@@ -452,16 +456,21 @@ impl Storage {
     /// to `cut.seq` are skipped), or the new snapshot with the new journal.
     /// Neither file is read: the new journal's records are those written
     /// since the cut, kept in memory meanwhile, so a journal that another
-    /// program replaced, deleted or cut is made whole again too.
+    /// program replaced, deleted or cut is made whole again too. With
+    /// `keep_edits` (`--watch`), a snapshot edited since the last look is
+    /// not replaced: the error is `Interrupted`, and the next look loads it.
     pub fn compact<W: Serialize, T: Serialize>(
         &self,
         snapshot: &Snapshot<W, T>,
         cut: Cut,
         items: u64,
+        keep_edits: bool,
     ) -> io::Result<()> {
-        let result = self.replace_files(snapshot, cut, items);
+        let result = self.replace_files(snapshot, cut, items, keep_edits);
         if result.is_err() {
-            self.log().tail = None;
+            let mut log = self.log();
+            log.tail = None;
+            log.since_cut += cut.records;
         }
         result
     }
@@ -471,6 +480,7 @@ impl Storage {
         snapshot: &Snapshot<W, T>,
         cut: Cut,
         items: u64,
+        keep_edits: bool,
     ) -> io::Result<()> {
         // Everything up to the cut must be durable before the snapshot that
         // holds it is written: should a journal write fail meanwhile, the
@@ -478,9 +488,12 @@ impl Storage {
         // bring them back at the next start.
         drop(self.written_up_to(cut.bytes)?);
 
-        self.edits.before_replacing();
-        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
-        self.edits.replaced();
+        let Ok(replacing) = self.edits.before_replacing(keep_edits) else {
+            let edited = "the snapshot was edited meanwhile: the edit is loaded first";
+            return Err(io::Error::new(io::ErrorKind::Interrupted, edited));
+        };
+        let written = write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+        self.edits.replaced(replacing, &written);
 
         // Nothing may be written while the journal is replaced.
         let mut log = self.log();
@@ -579,14 +592,16 @@ impl Storage {
     /// Two `stat` calls; the compaction thread calls it about once a
     /// second, and nothing is looked at on a write.
     pub fn journal_changed(&self) -> Option<String> {
-        let (ours, written) = {
+        let (ours, written, flushing) = {
             let log = self.log();
-            // Mid-flush the file is longer than counted; after a failure
-            // nothing more is written anyway.
-            if log.flushing || log.failed.is_some() {
+            // After a failure nothing more is written anyway.
+            if log.failed.is_some() {
                 return None;
             }
-            (log.file.metadata().ok()?, log.written_bytes)
+            // Under the lock, `written_bytes` cannot grow: the file holds
+            // at least that many bytes, and, unless a flush is writing,
+            // exactly that many.
+            (log.file.metadata().ok()?, log.written_bytes, log.flushing)
         };
         let len = ours.len();
         match fs::metadata(&self.journal_path) {
@@ -599,7 +614,7 @@ impl Storage {
                 "was cut from {written} to {len} bytes (the records cut off were \
                  acknowledged writes, which a restart would have refused as missing)"
             )),
-            Ok(_) if len > written => Some(format!(
+            Ok(_) if len > written && !flushing => Some(format!(
                 "was written to ({len} bytes where the server wrote {written})"
             )),
             Ok(_) => None,
