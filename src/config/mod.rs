@@ -450,6 +450,14 @@ pub fn parse(
         }
     }
     check_generate(&config)?;
+    if config.watch && config.data.is_none() {
+        // Nothing to watch: the data would be in memory only.
+        return Err(ConfigError::BadValue {
+            source: "--watch".into(),
+            value: "on".into(),
+            expected: "a data file to watch, as in widgets-todos --watch db.json",
+        });
+    }
     faults::check(&config, &given)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {

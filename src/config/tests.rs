@@ -508,3 +508,12 @@ fn the_configuration_page_lists_what_help_lists() {
         "variables"
     );
 }
+
+#[test]
+fn watch_is_a_switch_and_needs_a_data_file() {
+    assert!(config(&["--watch", "db.json"], &[]).watch);
+    assert!(config(&["--data", "db.json"], &[("WATCH", "1")]).watch);
+    assert!(!config(&["--data", "db.json"], &[]).watch);
+    let alone = parse_with(&["--watch"], &[]).unwrap_err().to_string();
+    assert!(alone.contains("a data file to watch"), "{alone}");
+}

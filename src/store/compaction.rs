@@ -21,10 +21,31 @@ use std::path::Path;
 
 use super::edits::{Edit, LOOK_EVERY};
 use super::feed::{Kind, Ticket};
-use super::journal::{Cut, Snapshot, Storage};
+use super::files::Snapshot;
+use super::journal::{COMPACT_AFTER, Cut, Storage};
 use super::load::{State, parse_snapshot};
 use super::{Collection, Shared, Store, lock};
 use crate::model::{Resource, Todo, Widget};
+
+/// How a store kept in data files behaves ([`Store::open_with`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Durability {
+    /// Compact once the journal holds this many records, or as many as
+    /// there are items if that is more.
+    pub compact_after: u64,
+    /// `--watch`: load an edit of the snapshot by another program, and
+    /// keep the snapshot up to date within about a second of each write.
+    pub watch: bool,
+}
+
+impl Default for Durability {
+    fn default() -> Durability {
+        Durability {
+            compact_after: COMPACT_AFTER,
+            watch: false,
+        }
+    }
+}
 
 impl Store {
     /// With `--data`: writes a final snapshot and empties the journal. Call

@@ -1,4 +1,4 @@
-//! The snapshot changed by another program while the server runs.
+//! The data files changed by another program while the server runs.
 //!
 //! The server reads its data files at start-up, and from then on owns
 //! them: every change goes to the journal, and the snapshot is replaced
@@ -9,8 +9,9 @@
 //! files hold what the server acknowledged again (`compaction.rs`): with
 //! `--watch` it loads the edit, or, when the edit does not load, writes
 //! its own data back; without, it writes its own data back. Never
-//! silently: each is logged. (The journal is looked at by `journal.rs`,
-//! which holds the file it appends to.)
+//! silently: each is logged. The journal is looked at likewise
+//! ([`journal_change`]), by `journal.rs`, which holds the file it appends
+//! to.
 //!
 //! A change is any change of the file's identity (device and inode: a
 //! rename over it), size or modification time, or its deletion, since the
@@ -152,6 +153,35 @@ impl Edits {
              replaced with the server's data",
             self.path.display()
         );
+    }
+}
+
+/// What another program did to the journal at `path`, if anything, given
+/// `ours`, the metadata of the file the server appends to, the bytes it
+/// wrote there, and whether a flush is writing more: the file at the name
+/// is not the one written (replaced, or deleted), or the one written is
+/// not as long as the server wrote it (cut, or written to).
+pub(super) fn journal_change(
+    path: &Path,
+    ours: &Metadata,
+    written: u64,
+    flushing: bool,
+) -> Option<String> {
+    let len = ours.len();
+    match fs::metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Some("was deleted".into()),
+        Err(_) => None,
+        Ok(now) if (now.dev(), now.ino()) != (ours.dev(), ours.ino()) => {
+            Some("was replaced".into())
+        }
+        Ok(_) if len < written => Some(format!(
+            "was cut from {written} to {len} bytes (the records cut off were \
+             acknowledged writes, which a restart would have refused as missing)"
+        )),
+        Ok(_) if len > written && !flushing => Some(format!(
+            "was written to ({len} bytes where the server wrote {written})"
+        )),
+        Ok(_) => None,
     }
 }
 

@@ -49,14 +49,10 @@
 //!
 //! # Another program's change
 //!
-//! Another program may replace (an editor's save, a sync tool: a copy
-//! renamed over it), delete or cut the journal while the server appends to
-//! it; the server's own handle then writes to a file no name leads to, or
-//! after a gap. [`Storage::journal_changed`] notices it, by the identity
-//! (device and inode) of the file at the name and the size of the one
-//! written, without a cost to writes: the compaction thread looks about
-//! once a second, and a compaction then writes both files again from
-//! memory, which holds every acknowledged write.
+//! A journal replaced, deleted or cut by another program leaves the
+//! server's handle writing to a file no name leads to, or after a gap:
+//! [`Storage::journal_changed`] notices it, and a compaction writes both
+//! files again from memory (`compaction.rs`).
 //!
 //! # Loading
 //!
@@ -64,9 +60,8 @@
 //! snapshot, then every journal record with a higher `seq`, each item
 //! checked by the same rules as the API.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -74,9 +69,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::Durability;
-use super::edits::Edits;
+use super::edits::{Edits, journal_change};
 use super::files::{
-    cannot, create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
+    Snapshot, journal_path, open_files, replace_journal, resolve, write_atomically, write_snapshot,
 };
 use super::load::Replayed;
 use crate::error::ApiError;
@@ -94,13 +89,6 @@ pub const COMPACT_AFTER: u64 = 10_000;
 /// second they would last 2,800 years; only a hand-edited `seq` reaches
 /// the end, and then writes are refused rather than numbered past it.
 pub const MAX_SEQ: u64 = MAX_SAFE_INTEGER;
-
-/// A snapshot to write: borrowed items, serialized outside every lock.
-pub struct Snapshot<W, T> {
-    pub seq: u64,
-    pub widgets: (u64, Vec<W>),
-    pub todos: (u64, Vec<T>),
-}
 
 /// The open data files and the group commit.
 pub struct Storage {
@@ -196,38 +184,7 @@ impl Storage {
         options: Durability,
     ) -> Result<Storage, String> {
         let compact_after = options.compact_after;
-        let path = snapshot_path.as_path();
-        // A missing or empty (0-byte, made by hand) snapshot loads as an
-        // empty store: write one that says so.
-        let missing = fs::metadata(path).map_or(true, |meta| meta.len() == 0);
-        if missing {
-            // An empty snapshot (the journal, if any, still holds the rest),
-            // so that the files are whole from the start. Only once the
-            // journal has loaded: a failed start changes no file.
-            let empty = Snapshot::<(), ()> {
-                seq: 0,
-                widgets: (0, Vec::new()),
-                todos: (0, Vec::new()),
-            };
-            write_atomically(path, |out| write_snapshot(out, &empty))
-                .map_err(|err| cannot("create", path, &err))?;
-        }
-
-        for leftover in [tmp_path(path), tmp_path(&journal_path)] {
-            // A compaction interrupted before its rename; never read.
-            let _ = fs::remove_file(leftover);
-        }
-        // Read too: a compaction copies the journal's tail from it.
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&journal_path)
-            .map_err(|err| cannot("open", &journal_path, &err))?;
-        for file in [path, &journal_path] {
-            sync_dir(file)
-                .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
-        }
+        let file = open_files(&snapshot_path, &journal_path)?;
         let edits = Edits::new(&snapshot_path);
         Ok(Storage {
             edits,
@@ -511,18 +468,8 @@ impl Storage {
         debug_assert_eq!(tail.len() as u64, log.written_bytes - cut.bytes);
         drop(log);
 
-        // The new journal is opened before it takes the old one's name, so
-        // that once the rename is done there is a handle on it.
         let mut renamed = false;
-        let replaced = (|| -> io::Result<File> {
-            let (tmp, mut fresh) = create_replacement(&self.journal_path)?;
-            fresh.write_all(&tail)?;
-            fresh.sync_all()?;
-            fs::rename(&tmp, &self.journal_path)?;
-            renamed = true;
-            sync_dir(&self.journal_path)?;
-            Ok(fresh)
-        })();
+        let replaced = replace_journal(&self.journal_path, &tail, &mut renamed);
 
         let mut log = self.log();
         log.flushing = false;
@@ -586,10 +533,8 @@ impl Storage {
         self.log().since_cut
     }
 
-    /// What another program did to the journal, if anything: the file at
-    /// its name is not the one written (replaced, or deleted), or the one
-    /// written is not as long as the server wrote it (cut, or written to).
-    /// Two `stat` calls; the compaction thread calls it about once a
+    /// What another program did to the journal, if anything (see
+    /// [`journal_change`]). The compaction thread calls it about once a
     /// second, and nothing is looked at on a write.
     pub fn journal_changed(&self) -> Option<String> {
         let (ours, written, flushing) = {
@@ -603,22 +548,7 @@ impl Storage {
             // exactly that many.
             (log.file.metadata().ok()?, log.written_bytes, log.flushing)
         };
-        let len = ours.len();
-        match fs::metadata(&self.journal_path) {
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Some("was deleted".into()),
-            Err(_) => None,
-            Ok(now) if (now.dev(), now.ino()) != (ours.dev(), ours.ino()) => {
-                Some("was replaced".into())
-            }
-            Ok(_) if len < written => Some(format!(
-                "was cut from {written} to {len} bytes (the records cut off were \
-                 acknowledged writes, which a restart would have refused as missing)"
-            )),
-            Ok(_) if len > written && !flushing => Some(format!(
-                "was written to ({len} bytes where the server wrote {written})"
-            )),
-            Ok(_) => None,
-        }
+        journal_change(&self.journal_path, &ours, written, flushing)
     }
 
     /// The snapshot, as the server last read or wrote it.
@@ -678,38 +608,4 @@ fn unavailable(why: &str) -> ApiError {
     ApiError::StorageUnavailable {
         detail: format!("the data file cannot be written ({why}); no change is accepted"),
     }
-}
-
-/// The snapshot format: one item per line, so that it reads (and diffs)
-/// well.
-fn write_snapshot<W: Serialize, T: Serialize>(
-    out: &mut impl Write,
-    snapshot: &Snapshot<W, T>,
-) -> io::Result<()> {
-    let (last_widget, widgets) = &snapshot.widgets;
-    let (last_todo, todos) = &snapshot.todos;
-    writeln!(
-        out,
-        "{{\"seq\": {}, \"lastId\": {{\"widgets\": {last_widget}, \"todos\": {last_todo}}},",
-        snapshot.seq
-    )?;
-    write_items(out, "widgets", widgets)?;
-    out.write_all(b",\n")?;
-    write_items(out, "todos", todos)?;
-    out.write_all(b"}\n")
-}
-
-/// `"name": [` and the items, one a line: the snapshot's layout, which
-/// `widgets-todos import` writes too.
-pub(crate) fn write_items<I: Serialize>(
-    out: &mut impl Write,
-    name: &str,
-    items: &[I],
-) -> io::Result<()> {
-    write!(out, "\"{name}\": [")?;
-    for (n, item) in items.iter().enumerate() {
-        out.write_all(if n == 0 { b"\n" } else { b",\n" })?;
-        serde_json::to_writer(&mut *out, item)?;
-    }
-    out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
 }

@@ -378,7 +378,9 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<Replayed, String> {
         // A record is acknowledged only once its newline is on disk, so a
         // last line without one was never acknowledged: drop it unread.
         let Some(record) = line.strip_suffix(b"\n") else {
-            log::warn!(target: crate::logging::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            log::warn!(target: crate::logging::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written \
+                 (never acknowledged; but if another program cut the journal there, the records that \
+                 followed, acknowledged writes, are gone)"
             );
             let file = OpenOptions::new()
                 .write(true)

@@ -52,10 +52,11 @@ use std::thread::JoinHandle;
 
 use crate::error::ApiError;
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
+pub use compaction::Durability;
 use feed::{Feed, Kind};
+pub(crate) use files::write_items;
 use items::Items;
-pub(crate) use journal::write_items;
-use journal::{Appended, COMPACT_AFTER, Storage};
+use journal::{Appended, Storage};
 use load::{Loaded, State};
 
 mod compaction;
@@ -159,26 +160,6 @@ struct Shared {
     storage: Option<Storage>,
     /// Every acknowledged write, for `/api/events` (`feed.rs`).
     feed: Arc<Feed>,
-}
-
-/// How a store kept in data files behaves ([`Store::open_with`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Durability {
-    /// Compact once the journal holds this many records, or as many as
-    /// there are items if that is more.
-    pub compact_after: u64,
-    /// `--watch`: load an edit of the snapshot by another program, and
-    /// keep the snapshot up to date within about a second of each write.
-    pub watch: bool,
-}
-
-impl Default for Durability {
-    fn default() -> Durability {
-        Durability {
-            compact_after: COMPACT_AFTER,
-            watch: false,
-        }
-    }
 }
 
 /// A resource the store keeps, and which of its collections holds it.
@@ -293,7 +274,7 @@ impl Store {
     /// A store kept in the data files at `path` (see `journal.rs`), loaded
     /// from them. The error names the file and what is wrong with it.
     pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
-        Store::open_compacting_after(max_items, path, COMPACT_AFTER)
+        Store::open_with(max_items, path, Durability::default())
     }
 
     /// [`Store::open`], compacting after `records` journal records rather

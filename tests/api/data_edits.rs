@@ -6,7 +6,7 @@
 //! json-server habit), an edit of the snapshot that loads is served
 //! instead; one that does not is logged with why, and changes nothing.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::Child;
 use std::sync::mpsc;
@@ -46,6 +46,40 @@ impl Log {
                 Err(_) => panic!("no log line saying {said:?} within 10 s"),
             }
         }
+    }
+}
+
+/// A subscriber of `/api/events`, raw: the bytes as they come.
+struct Events(std::net::TcpStream);
+
+impl Events {
+    fn subscribe(server: &Remote) -> Events {
+        let mut stream = server.connect();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+            .write_all(b"GET /api/events HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n")
+            .unwrap();
+        Events(stream)
+    }
+
+    /// Reads until `said` has come `times` times, within 10 s; the text.
+    fn until(&mut self, said: &str, times: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut text = String::new();
+        let mut buf = [0u8; 4096];
+        while text.matches(said).count() < times {
+            assert!(
+                Instant::now() < deadline,
+                "{said:?} not {times} times: {text}"
+            );
+            match self.0.read(&mut buf) {
+                Ok(0) | Err(_) => panic!("the stream ended: {text}"),
+                Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+            }
+        }
+        text
     }
 }
 
@@ -197,10 +231,16 @@ fn with_watch_an_edit_is_loaded_and_a_broken_one_changes_nothing() {
     let todos = db["todos"].as_array_mut().unwrap();
     todos[0]["title"] = "Buy oat milk".into();
     todos.push(serde_json::json!({"id": 10, "userId": 2, "title": "by hand"}));
+    let mut events = Events::subscribe(&server);
+    events.until("\r\n\r\n", 1);
     let saved = dir.join("db.json.save");
     std::fs::write(&saved, db.to_string()).unwrap();
     std::fs::rename(&saved, &data).unwrap();
     let line = log.wait_for(&["db.json", "loaded"]);
+    // Subscribers are told to read both collections again.
+    let told = events.until("event: reset", 2);
+    assert!(told.contains(r#""collection":"todos""#), "{told}");
+    assert!(told.contains(r#""collection":"widgets""#), "{told}");
     assert!(
         line.contains("2 todos") || line.contains("3 todos"),
         "{line}"
