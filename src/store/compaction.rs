@@ -92,8 +92,12 @@ impl Shared {
         // A change found but not yet answered (its compaction failed).
         let mut unanswered: Option<String> = None;
         while let Some(due) = storage.wait_for_compaction(LOOK_EVERY) {
-            if let Some(found) = unanswered.take().or_else(|| self.look(storage)) {
-                unanswered = self.write_files_again(storage, found);
+            if let Some(found) = unanswered.take() {
+                unanswered = self.write_files_again(storage, found, true);
+                continue;
+            }
+            if let Some(found) = self.look(storage) {
+                unanswered = self.write_files_again(storage, found, false);
                 continue;
             }
             // With --watch, the snapshot shows every write within a second.
@@ -138,8 +142,9 @@ impl Shared {
 
     /// Answers a change another program made: a compaction, which writes
     /// both files from memory; then the warning. Returns the change when
-    /// the compaction failed, to try again at the next look.
-    fn write_files_again(&self, storage: &Storage, found: String) -> Option<String> {
+    /// the compaction failed, to try again at the next look (a `retry`,
+    /// whose failure was said already).
+    fn write_files_again(&self, storage: &Storage, found: String, retry: bool) -> Option<String> {
         match self.compact(false) {
             Ok(()) => {
                 log::warn!(target: crate::logging::LOG, "{found}. The server wrote a fresh snapshot of what it holds to {} and a new journal, \
@@ -149,9 +154,11 @@ impl Shared {
                 None
             }
             Err(err) => {
-                log::error!(target: crate::logging::LOG, "{found}, and the server cannot write its data files again: {err}; acknowledged \
-                     writes may be lost at a crash until it can (it tries again in a second)"
-                );
+                if !retry {
+                    log::error!(target: crate::logging::LOG, "{found}, and the server cannot write its data files again: {err}; acknowledged \
+                         writes may be lost at a crash until it can (it tries again every second)"
+                    );
+                }
                 Some(found)
             }
         }
