@@ -28,7 +28,7 @@
 //! | `app/` | `mod.rs`: the routing table, the order of checks, the handlers of the collections and items; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, the 404 of unknown paths and the 405 of a method a path does not take; `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
 //! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `query.rs`: the query string; `prefer.rs`: `Prefer` (RFC 7240); `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
+//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases |
 //! | `health.rs` | what the transport tells `/healthz` |
@@ -114,7 +114,13 @@ use transport::Server;
 /// The error names the file and what is wrong.
 pub fn open_store(config: &Config) -> Result<Store, String> {
     let store = match &config.data {
-        Some(path) => Store::open(config.max_items, path)?,
+        Some(path) => {
+            let durability = store::Durability {
+                watch: config.watch,
+                ..store::Durability::default()
+            };
+            Store::open_with(config.max_items, path, durability)?
+        }
         None => Store::new(config.max_items),
     };
     if let Some(spec) = config.generate {
