@@ -81,6 +81,9 @@ impl Store {
     /// writes. Only the slice sent is serialized, under the lock: the
     /// items are borrowed, not copied.
     pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
+        if query.has_pattern() {
+            return self.list_matching::<T>(query);
+        }
         let mut guard = lock(T::collection(self));
         let collection = &mut *guard;
         if query.is_plain()
@@ -105,6 +108,28 @@ impl Store {
             collection.listed = Some(listed.clone());
         }
         Ok(listed)
+    }
+
+    /// [`Store::list`] for a query with a `_like` pattern, whose regular
+    /// expression costs far more per item than a comparison: under the
+    /// lock, only a copy of the items that pass the other filters; the
+    /// pattern, the order and the slice run after the lock is released,
+    /// so that the writes and reads waiting for it wait no longer than the
+    /// copy takes.
+    fn list_matching<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
+        let copies: Vec<T> = {
+            let collection = lock(T::collection(self));
+            let items = collection.items.values();
+            items
+                .filter(|item| query.prefilter(*item))
+                .cloned()
+                .collect()
+        };
+        let (page, total) = query.run(copies.iter(), copies.len());
+        Ok(Listed {
+            rendered: render(&page)?,
+            total,
+        })
     }
 
     /// The store, keeping whole lists only up to `bytes` rather than
