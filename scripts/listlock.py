@@ -6,8 +6,9 @@
 Starts the release binary with `--generate todos=N` (100,000 by default)
 and sends, one at a time, the list queries that cost the most per item:
 a filter on 30,000 ids (react-admin's `filter={"id":[...]}`, a 200 KB
-URL, and json-server's `id=3&id=6&...`, 270 KB) and `_like` patterns
-at the length bound that make the regular expression work hardest.
+URL, and json-server's `id=3&id=6&...`, 270 KB), `_like` patterns at
+the length bound that make the regular expression work hardest, and a
+filter every item passes, sorted and sent whole.
 While each runs, a second connection sends POSTs to the same collection
 and a third asks /healthz, back to back; a list read holds the
 collection's lock, so a write waits for it.
@@ -115,6 +116,8 @@ def main():
             ("_like, 27 alternatives", "/api/todos?title_like=" + urllib.parse.quote(alternatives)),
             ("_like, 20 classes", "/api/todos?title_like=" + urllib.parse.quote(classes)),
             ("_like, one word", "/api/todos?title_like=%5Ebuy.*milk&_sort=title"),
+            # Every item matches: sorted and serialized whole, 7 MB.
+            ("id_gte=1&_sort=title", "/api/todos?id_gte=1&_sort=title"),
         ]
         for name, path in queries:
             status, took, slowest, statuses = during(port, path)
