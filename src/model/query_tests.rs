@@ -152,21 +152,90 @@ fn link_header_for_pages() {
 }
 
 #[test]
-fn a_like_value_that_reads_as_a_pattern_is_told_apart_from_text() {
-    for pattern in [
-        "^Buy",
-        "milk$",
-        "b.*d",
-        "b.+",
-        "[bm]ilk",
-        "milk|bread",
-        "\\d+",
+fn repeated_operators_combine_as_in_json_server() {
+    // Any of the values, but none of those of _ne.
+    assert_eq!(ids("name_like=^m&name_like=^b").0, [1, 2, 3]);
+    assert_eq!(ids("n_gte=3&n_gte=2").0, [1, 3, 5]);
+    assert_eq!(ids("n_lte=1&n_lte=2").0, [2, 3, 4, 5]);
+    assert_eq!(ids("id_gte=5&id_lte=1&id_lte=2").0, [5][..0]);
+    assert_eq!(ids("n=1&n=3").0, [1, 2, 4]);
+    assert_eq!(ids("n_ne=1&n_ne=3").0, [3, 5]);
+    assert_eq!(ids("on=true&on=false").0, [1, 2, 3, 4, 5]);
+    // Distinct parameters must all hold.
+    assert_eq!(ids("id_gte=2&id_lte=4&name_like=k").0, [3]);
+}
+
+#[test]
+fn like_is_a_regular_expression_ignoring_case() {
+    assert_eq!(ids("name_like=^MI").0, [1, 3]);
+    assert_eq!(ids("name_like=k$").0, [1]);
+    assert_eq!(ids("name_like=m.*k").0, [1, 3]);
+    assert_eq!(ids("name_like=^(eggs|bread)$").0, [2, 4]);
+    assert_eq!(ids("name_like=[ü]ml").0, [5]);
+    assert_eq!(ids("name_like=^Ü").0, [5]);
+    assert_eq!(ids("name_like=").0, [1, 2, 3, 4, 5]);
+    // Text with no special character is the same text as a pattern.
+    assert_eq!(ids("name_like=ÜML").0, [5]);
+    assert_eq!(ids("name_like=milk").0, [1, 3]);
+}
+
+#[test]
+fn a_like_pattern_that_does_not_compile_is_400_saying_why() {
+    for (query, why) in [
+        ("name_like=(milk", "'(milk' is not a regular expression"),
+        ("name_like=[a-", "'[a-' is not a regular expression"),
+        ("name_like=a{1000}{1000}", "too large once compiled"),
+        ("name_like=x{5000}", "too large once compiled"),
+        ("name_like=(?=a)", "'(?=a)' is not a regular expression"),
     ] {
-        assert!(looks_like_a_pattern(pattern), "{pattern}");
+        let refused = error(query);
+        assert!(refused.contains("'name_like'"), "{query}: {refused}");
+        assert!(refused.contains(why), "{query}: {refused}");
     }
-    for text in ["Buy", "$10", "v1.2", "(draft)", "50%", "a+b", "$", "[draft"] {
-        assert!(!looks_like_a_pattern(text), "{text}");
+    let longest = "a".repeat(MAX_PATTERN);
+    assert_eq!(ids(&format!("name_like={longest}")).0, [5][..0]);
+    let too_long = error(&format!("name_like={longest}a"));
+    assert!(too_long.contains("at most 100 characters"), "{too_long}");
+    let half = "a".repeat(MAX_PATTERN / 2);
+    let together = error(&format!("name_like={half}&name_like={half}&name_like=b"));
+    assert!(together.contains("at most 100 characters"), "{together}");
+}
+
+#[test]
+fn the_array_form_of_axios_and_qs_is_a_repeated_name() {
+    for (arrays, repeated) in [
+        ("id[]=1&id[]=3", "id=1&id=3"),
+        ("id%5B%5D=1&id%5B%5D=3", "id=1&id=3"),
+        ("id[0]=1&id[1]=3", "id=1&id=3"),
+        ("id[]=1&id=3", "id=1&id=3"),
+        ("name_like[]=^m&name_like[]=gg", "name_like=^m&name_like=gg"),
+        ("n_ne[]=1", "n_ne=1"),
+        ("q[]=e", "q=e"),
+        ("_sort[]=n&_limit[]=2", "_sort=n&_limit=2"),
+    ] {
+        assert_eq!(ids(arrays), ids(repeated), "{arrays}");
     }
+    for (query, name) in [("id[x]=1", "id[x]"), ("[]=1", "[]"), ("nope[]=1", "nope[]")] {
+        assert!(error(query).contains(&format!("'{name}'")), "{query}");
+    }
+}
+
+#[test]
+fn many_values_are_looked_up_not_compared_one_by_one() {
+    let many: Vec<String> = (1..=30_000).map(|n| format!("id={n}")).collect();
+    let query = parse::<Thing>(&pairs(&many.join("&"))).unwrap();
+    let filter = &query.filters[0];
+    assert_eq!(query.filters.len(), 1);
+    assert!(filter.holds(FieldValue::Integer(30_000)));
+    assert!(!filter.holds(FieldValue::Integer(30_001)));
+    let text = format!(
+        "{{\"id\":[{}]}}",
+        (1..=30_000)
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert_eq!(ids(&dialect(&[("filter", &text)])), ids(""));
 }
 
 /// A query in the simple-rest dialect, its JSON values percent-encoded as
@@ -321,4 +390,18 @@ fn relations_are_said_to_be_none() {
             )
         );
     }
+}
+
+#[test]
+fn a_member_repeated_in_filter_is_400_as_in_a_body() {
+    for text in [r#"{"n":1,"n":2}"#, r#"{"id":[1],"on":true,"id":[2]}"#] {
+        let refused = error(&dialect(&[("filter", text)]));
+        assert!(
+            refused.contains("is given more than once"),
+            "{text}: {refused}"
+        );
+        assert!(refused.contains("'filter'"), "{text}: {refused}");
+    }
+    assert!(error(&dialect(&[("filter", "[1]")])).contains("not a JSON object"));
+    assert!(error(&dialect(&[("filter", "{")])).contains("not valid JSON"));
 }

@@ -21,6 +21,9 @@ const QUERIES: &[&str] = &[
     "_sort=completed,userId,title&_order=asc,desc",
     "",
     "_page=2&_limit=5",
+    // A pattern runs on a copy, after the lock (see the module comment).
+    "title_like=^[ab]&_sort=title&_limit=5",
+    "title_like=%C3%89|c&userId=2",
 ];
 
 /// 24 todos with many ties: three users, six titles (two differ only in

@@ -95,21 +95,3 @@ fn the_health_check_is_logged_only_at_debug() {
         .unwrap_or_else(|| panic!("no /healthz line at debug:\n{log}"));
     assert!(line.contains(" DEBUG "), "{line}");
 }
-
-#[test]
-fn a_like_written_as_a_regular_expression_gets_a_line_saying_it_is_text() {
-    let (child, addr) = spawn(&["--port", "0"], &[]);
-    let response = get(&addr, "/api/todos?title_like=%5EBuy");
-    assert!(
-        response.starts_with("HTTP/1.1 200 ") && response.ends_with("[]"),
-        "{response}"
-    );
-    get(&addr, "/api/todos?title_like=v1.2");
-    let (code, log) = stop_with(child, "-TERM");
-    assert_eq!(code, Some(0), "{log}");
-    assert!(
-        log.contains("title_like=^Buy: _like looks for this text as it is written, ignoring case (not a regular expression, as in json-server)"),
-        "{log}"
-    );
-    assert!(!log.contains("title_like=v1.2:"), "{log}");
-}

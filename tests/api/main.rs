@@ -29,6 +29,7 @@ mod loading;
 mod logs;
 mod openapi;
 mod queries;
+mod queries_json_server;
 mod record;
 mod request_ids;
 mod resources;

@@ -62,7 +62,7 @@ pub(super) fn unknown<T: Queryable>(param: &str, name: &str) -> ApiError {
     };
     ApiError::BadRequest {
         detail: format!(
-            "unknown query parameter '{name}'; {}",
+            "unknown query parameter '{param}'; {}",
             valid_parameters::<T>()
         ),
         hint: Some(hint),

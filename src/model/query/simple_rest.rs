@@ -20,13 +20,14 @@
 //! also gets `Content-Range: todos 0-9/42` ([`ListQuery::content_range`]).
 //! Every error is a 400 that names the parameter and says how to write it.
 
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{ListQuery, Slice, bad_hinted as hinted, parse_slice, parse_sort, set_once};
 use crate::error::ApiError;
-use crate::model::{FieldType, Queryable, spelling};
+use crate::model::{FieldType, Input, Members, Queryable, spelling};
 
 /// The dialect's parameters as sent, each at most once.
 #[derive(Debug, Default)]
@@ -206,16 +207,33 @@ fn range(value: &str) -> Result<(usize, Option<usize>), ApiError> {
 /// (more than one only for an array), in the order sent.
 fn filter(value: &str) -> Result<Vec<(String, Vec<String>)>, ApiError> {
     let hint = "send a JSON object of filters: filter={\"completed\":true,\"q\":\"milk\"}";
-    let members = match serde_json::from_str::<Value>(value) {
-        Ok(Value::Object(members)) => members,
-        Ok(_) => return Err(hinted("filter", "it is not a JSON object".into(), hint)),
+    // Read member by member, as a request body is: serde_json's own map
+    // keeps only the last of a repeated name, which would drop a filter
+    // without a word.
+    let members = match serde_json::from_str::<Members>(value) {
+        Ok(Members(members)) => members,
+        Err(err) if err.is_data() && serde_json::from_str::<IgnoredAny>(value).is_ok() => {
+            return Err(hinted("filter", "it is not a JSON object".into(), hint));
+        }
         Err(err) => {
             let why = format!("it is not valid JSON ({err})");
             return Err(hinted("filter", why, hint));
         }
     };
+    let mut names = BTreeSet::new();
+    if let Some((name, _)) = members.iter().find(|(name, _)| !names.insert(name)) {
+        return Err(hinted(
+            "filter",
+            format!("'{name}' is given more than once"),
+            "give each member once; for any of several values, an array: {\"id\":[1,3]}",
+        ));
+    }
     let mut filters = Vec::with_capacity(members.len());
     for (name, value) in members {
+        let value = match value {
+            Input::Json(value) => value,
+            Input::Text(text) => Value::String(text),
+        };
         let values = match value {
             Value::Array(values) if is_equality(&name) => values
                 .iter()
