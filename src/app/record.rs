@@ -113,13 +113,10 @@ impl Recorder {
         }
     }
 
-    /// Records `req` and its `response`, unless it is one of the
-    /// request log's own (`/_admin`). `body`: the body as the request read it
-    /// (`Request::body_read`); `None` when it was never read.
+    /// Records `req` and its `response` (the caller leaves out the
+    /// request log's own, `/_admin`). `body`: the body as the request read
+    /// it (`Request::body_read`); `None` when it was never read.
     pub fn add(&self, req: &Request<'_>, body: Option<Vec<u8>>, response: &Response, at: Started) {
-        if super::segments(req.path()).0.first() == Some(&"_admin") {
-            return;
-        }
         let headers = req.headers.iter();
         let body = body.map(|bytes| {
             String::from_utf8(bytes)

@@ -136,3 +136,62 @@ fn listed_origins_are_reflected_others_get_nothing() {
     );
     assert!(off.headers.is_empty(), "{:?}", off.headers);
 }
+
+/// The routing table is the one place that reads a path: no other source
+/// file of `src/` names a path's segment (`"api"`, `"_admin"`,
+/// `"healthz"`) or a path under them in a string literal, but those in
+/// [`TEXT`], which write paths into what they send and never compare them.
+/// Comments and unit tests are not read.
+#[test]
+fn only_the_routing_table_reads_paths() {
+    /// The routing table: `target` and `App::route`. It also writes the
+    /// paths of `Location` and `Link`.
+    const TABLE: &str = "app/mod.rs";
+    /// Files that write paths into text, and why.
+    const TEXT: &[(&str, &str)] = &[
+        (
+            "app/index.rs",
+            "the links `/` and `/api` answer with, and the hints of a 404 and a 405",
+        ),
+        ("app/openapi.rs", "the OpenAPI document's paths"),
+        ("error.rs", "the 503 of `/api/events` names its path"),
+    ];
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.clone()];
+    let mut found = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let name = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let tests = name.ends_with("tests.rs");
+        if !name.ends_with(".rs") || tests || name == TABLE || TEXT.iter().any(|(f, _)| *f == name)
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let segments = ["\"api\"", "\"_admin\"", "\"healthz\""];
+            let paths = ["\"/api", "\"/_admin", "\"/healthz"];
+            if segments.iter().chain(&paths).any(|s| line.contains(s)) {
+                found.push(format!("src/{name}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths read outside the routing table (src/{TABLE}):\n{}",
+        found.join("\n")
+    );
+}

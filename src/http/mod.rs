@@ -375,6 +375,10 @@ pub struct Response {
     /// Send nothing: the transport closes the connection without a
     /// response (`_fault=close`); the status is only logged.
     pub unanswered: bool,
+    /// The answer to a health probe (`/healthz`): its access-log line is
+    /// written at `debug`, for probes come every few seconds and their
+    /// lines would bury the others.
+    pub probe: bool,
 }
 
 /// A response body: bytes made for this response, or shared with the
@@ -455,6 +459,7 @@ impl Response {
             body: None,
             delay: Duration::ZERO,
             unanswered: false,
+            probe: false,
         }
     }
 

@@ -356,6 +356,15 @@ impl Store {
         self.shared.storage.as_ref().map(append).transpose()
     }
 
+    /// The ticket of a write's event (`feed.rs`), while the feed records:
+    /// taken under the collection's lock, once the change is made.
+    fn ticket(&self) -> Option<feed::Ticket<'_>> {
+        let feed = &self.shared.feed;
+        feed.recording
+            .load(Ordering::Acquire)
+            .then(|| feed.reserve())
+    }
+
     /// Waits until the journal record of a change is on disk (with
     /// `--data`). If it cannot be written, every change not on disk is taken
     /// back (see the module comment) and the error returned.
@@ -376,14 +385,10 @@ impl Store {
     /// ticket when the feed records (`feed.rs`); after the commit, the
     /// event published, and dropped unpublished (cancelled) on an error.
     pub fn create<T: Stored>(&self, new: T::New) -> Result<(T, Rendered), ApiError> {
-        let feed = &self.shared.feed;
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             let (item, appended) = self.add(&mut collection, new)?;
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (item, appended, ticket)
         };
         self.commit(appended)?;
@@ -449,7 +454,6 @@ impl Store {
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<(T, Rendered)>, ApiError> {
-        let feed = &self.shared.feed;
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
@@ -467,10 +471,7 @@ impl Store {
             if let Some(before) = before {
                 collection.remember(appended, Undo::Restore(before));
             }
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (changed, appended, ticket)
         };
         self.commit(appended)?;
@@ -485,7 +486,6 @@ impl Store {
     /// Removes every item of the collection (`--allow-reset`); `last_id`
     /// stays, so ids are never reused. Returns once durable.
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
-        let feed = &self.shared.feed;
         let (appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
@@ -493,10 +493,7 @@ impl Store {
             let before = std::mem::take(&mut collection.items);
             collection.changed(None);
             collection.remember(appended, Undo::Clear(before));
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (appended, ticket)
         };
         self.commit(appended)?;
@@ -517,7 +514,6 @@ impl Store {
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
     ) -> Result<Option<T>, ApiError> {
-        let feed = &self.shared.feed;
         let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
@@ -531,10 +527,7 @@ impl Store {
                 collection.remember(appended, Undo::Restore(before));
             }
             collection.changed(Some(id));
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (deleted, appended, ticket)
         };
         self.commit(appended)?;

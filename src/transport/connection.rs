@@ -26,7 +26,7 @@ use super::capacity::Slot;
 use super::lock;
 use super::{access_log, stream, unread};
 use crate::error::ApiError;
-use crate::http::{Body, Handler, Method, READ_HEADERS, Request};
+use crate::http::{Body, Handler, Method, READ_HEADERS, Request, Response};
 
 /// What every connection's thread shares, made once at start-up.
 pub(crate) struct Shared {
@@ -189,7 +189,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     };
     // 5. One access-log line.
     match sent {
-        Ok(bytes) if shared.access_log => head.log(reply.status, bytes, started),
+        Ok(bytes) if shared.access_log => head.log(&reply, bytes, started),
         Ok(_) => {}
         Err(err) => {
             log::debug!("cannot send the response: {err}");
@@ -237,14 +237,15 @@ impl Head {
         }
     }
 
-    /// The access-log line of this request, answered with `status` in
+    /// The access-log line of this request, answered with `reply` in
     /// `bytes` bytes.
-    fn log(&self, status: u16, bytes: usize, started: Instant) {
+    fn log(&self, reply: &Response, bytes: usize, started: Instant) {
         access_log::record(access_log::Line {
             remote: self.remote,
             method: &self.method_name,
             target: &self.target,
-            status,
+            status: reply.status,
+            probe: reply.probe,
             bytes,
             elapsed: started.elapsed(),
             id: &self.id,
