@@ -54,11 +54,11 @@
 //! disconnected with a log line; it can resume.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::App;
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::http::{
     Body, EVENT_STREAM, Request, Response, Stream, Streamed, accepts_json, admits, names,
 };
@@ -194,10 +194,7 @@ struct Events {
 
 impl Streamed for Events {
     fn send(&self, out: &mut dyn Write) -> io::Result<()> {
-        let mut subscription = self
-            .subscription
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut subscription = lock(&self.subscription);
         let mut buf = opening(&subscription, self.collection);
         out.write_all(&buf)?;
         out.flush()?;

@@ -44,10 +44,13 @@ impl Query {
             delay: None,
             error,
         };
-        if query.pairs.iter().any(|(name, _)| name == "_delay") {
-            match delay(&query.pairs) {
-                Ok(delay) => query.delay = delay,
-                Err(error) => query.error = Some(error),
+        for (name, _) in &query.pairs {
+            if name == "_delay" {
+                match delay(&query.pairs) {
+                    Ok(delay) => query.delay = delay,
+                    Err(error) => query.error = Some(error),
+                }
+                break;
             }
         }
         query
@@ -72,7 +75,10 @@ impl App {
         target: Target<'_>,
         query: &Query,
     ) -> Result<Option<ListQuery>, ApiError> {
-        let pairs = query.pairs()?;
+        if let Some(error) = &query.error {
+            return Err(error.clone());
+        }
+        let pairs = &query.pairs;
         let reads = matches!(method, Method::Get | Method::Head | Method::Options);
         match target {
             Target::Collection(Kind::Todos) if reads => {

@@ -38,7 +38,7 @@ use time::OffsetDateTime;
 
 use super::{App, Route};
 use crate::config::MAX_RECORD;
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::http::{
     Body, JSON, Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member,
 };
@@ -452,15 +452,6 @@ fn by_name<S: Serializer>(
 /// `duration_ms`: milliseconds, to the microsecond.
 fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
-}
-
-/// Takes the request log's lock. Each change under it is one push, pop or
-/// assignment, so a panic cannot leave it half done: a poisoned lock is
-/// taken back.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

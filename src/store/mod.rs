@@ -47,10 +47,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 use feed::{Feed, Kind};
 use items::Items;
@@ -176,16 +176,6 @@ impl Stored for Todo {
     fn collection(store: &Store) -> &Mutex<Collection<Todo>> {
         &store.shared.todos
     }
-}
-
-/// The one place a lock is taken; see the module comment on poisoning.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| {
-        log::warn!(target: crate::logging::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
-        );
-        mutex.clear_poison();
-        poisoned.into_inner()
-    })
 }
 
 impl<T: Resource> Collection<T> {
