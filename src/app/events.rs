@@ -91,7 +91,7 @@ const WRITE_AT: usize = 64 * 1024;
 /// after a quiet spell goes at once.
 const PAUSE: Duration = Duration::from_millis(20);
 
-/// The query of `/api/events` (check 6): `collection`, `_limit`, and the
+/// The query of `/api/events` (check 5): `collection`, `_limit`, and the
 /// `_delay` and `_` every `/api` path takes.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Query {

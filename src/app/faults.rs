@@ -5,7 +5,7 @@
 //! with `--fail-status`, the same requests on every run with the same
 //! `--seed`. The settings are read and checked in `config/faults.rs`.
 //!
-//! Only the collections and their items fail, and never a CORS preflight
+//! Only the collections, their items and the change feed fail, and never a CORS preflight
 //! (a browser would report a failed preflight as a network error, not as
 //! the status its script asked for). `App::check` (`mod.rs`, check 2)
 //! calls [`Faults::check`] for them after the bearer token and before the

@@ -69,6 +69,83 @@ fn routes_without_a_socket() {
     );
 }
 
+/// 404, 405 and `OPTIONS` come from the one routing table: the `Allow` of
+/// an `OPTIONS` and of a 405 at the same path agree, whatever the
+/// configuration leaves off.
+#[test]
+fn options_and_405_allow_the_same_methods() {
+    let reset = Options {
+        allow_reset: true,
+        record: Some(10),
+        ..Options::default()
+    };
+    for app in [
+        App::new(Store::new(10)),
+        App::with_options(Store::new(10), reset),
+    ] {
+        for path in [
+            "/",
+            "/api",
+            "/healthz",
+            "/api/openapi.json",
+            "/api/events",
+            "/api/todos",
+            "/api/widgets/2",
+            "/_admin/requests",
+            "/_admin/requests/x",
+        ] {
+            let options = call(&app, "OPTIONS", path, &[]);
+            let on = app.recorder.is_some() || !path.starts_with("/_admin");
+            if !on {
+                assert_eq!(options.status, 404, "{path}");
+                continue;
+            }
+            assert_eq!(options.status, 204, "{path}");
+            let allow = options.header("Allow").unwrap();
+            let other = ["PUT", "POST", "PATCH", "DELETE"]
+                .into_iter()
+                .find(|method| !allow.contains(method))
+                .unwrap();
+            let refused = call(&app, other, path, &[]);
+            assert_eq!(refused.status, 405, "{other} {path}");
+            assert_eq!(refused.header("Allow"), Some(allow), "{other} {path}");
+        }
+    }
+}
+
+/// Without `--record`, the request log's paths say how to turn it on.
+#[test]
+fn the_request_logs_paths_say_when_it_is_off() {
+    let app = App::new(Store::new(10));
+    for path in ["/_admin/requests", "/_admin/requests/abc"] {
+        let response = call(&app, "GET", path, &[]);
+        assert_eq!(response.status, 404, "{path}");
+        let body = String::from_utf8_lossy(response.body_bytes()).into_owned();
+        assert!(body.contains("--record N"), "{path}: {body}");
+    }
+}
+
+/// `_delay` holds back an `/api` response only; a health probe's
+/// response says it is one, for the access log.
+#[test]
+fn the_delay_is_for_api_responses_and_probes_are_told() {
+    let app = App::new(Store::new(10));
+    let api = call(&app, "GET", "/api?_delay=5", &[]);
+    assert_eq!((api.status, api.delay), (200, Duration::from_millis(5)));
+    let missing = call(&app, "GET", "/api/nothing?_delay=5", &[]);
+    assert_eq!(
+        (missing.status, missing.delay),
+        (404, Duration::from_millis(5))
+    );
+    let health = call(&app, "GET", "/healthz?_delay=5", &[]);
+    assert_eq!(
+        (health.status, health.delay, health.probe),
+        (200, Duration::ZERO, true)
+    );
+    assert!(!api.probe);
+    assert_eq!(call(&app, "GET", "/api?_delay=x", &[]).status, 400);
+}
+
 fn with_cors(cors: Cors) -> App {
     let options = Options {
         cors,

@@ -22,7 +22,7 @@ Usage: widgets-todos [OPTIONS] [FILE.json]   (FILE.json: the same as --data)
 Options, and --help, --version; each reads the variable in [ ]; a flag wins:
   --host ADDR --port N  where to listen [HOST, PORT] (127.0.0.1, 8080; 0: any)
   --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
-  --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
+  --threads N          requests handled at once [THREADS] (CPUs; --data: 16+)
   --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
   --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
   --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)

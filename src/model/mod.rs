@@ -225,7 +225,7 @@ impl Validator {
         match self.fields.iter().position(|(n, _)| n == name) {
             Some(i) => Some(self.fields.swap_remove(i).1),
             None => {
-                if need == Need::Required {
+                if matches!(need, Need::Required) {
                     self.errors.push(FieldError::new(name, "is required"));
                 }
                 None
