@@ -42,12 +42,6 @@
 //!    412 when no tag matches); POST: the store may be full (507). GET and
 //!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
 //!
-//! A DELETE answers 200 with the item deleted, as json-server does and as
-//! its clients read (`fetch(...).then(r => r.json())`, react-admin's
-//! providers); a client that asks for no content with `Prefer:
-//! return=minimal` (RFC 7240) gets 204 (RFC 9110 section 9.3.5 allows
-//! either), and `Preference-Applied` says which `return` was honoured.
-//!
 //! Every response, errors included, then gets its CORS header fields
 //! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
 //! The index routes (`/`, `/api`, `/healthz`, the OpenAPI document) are
@@ -57,7 +51,7 @@
 //!
 //! A feature that is off runs none of its code: failure on purpose and the
 //! request log are an `Option` tested once, and `--delay` a zero tested
-//! once; `_delay` is looked for in the query only when the query names it.
+//! once; `_delay` is read only when a parameter of the query has that name.
 //! With `--faults` off, `_status` and `_fault` are unknown parameters, so
 //! the request fails a check; only then does `faults.rs` turn that error
 //! into one that says how to turn failure on purpose on.
@@ -266,10 +260,27 @@ impl Target<'_> {
     }
 }
 
-/// The routing table's first half: the resource `path` names.
+/// The routing table's first half: the resource `path` names, read by
+/// segments. One trailing slash is allowed (`/api/todos/`); an
+/// absolute-form target (`http://host/api`, RFC 9112 section 3.2.2) is
+/// routed by its path; a target that is no path (`*`) has none. No
+/// resource has more than three segments, so at most four are kept (a
+/// fourth one only says that there are more).
 fn target(path: &str) -> Target<'_> {
     use Kind::{Todos, Widgets};
-    let (parts, count) = segments(path);
+    let path = match path.split_once("://") {
+        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
+        _ => path,
+    };
+    let mut parts = [""; 4];
+    let mut count = 0;
+    if let Some(path) = path.strip_prefix('/') {
+        let path = path.strip_suffix('/').unwrap_or(path);
+        for (part, segment) in parts.iter_mut().zip(path.split('/')) {
+            *part = segment;
+            count += 1;
+        }
+    }
     match parts[..count] {
         [""] => Target::Home,
         ["healthz"] => Target::Health,
@@ -290,8 +301,9 @@ fn target(path: &str) -> Target<'_> {
     }
 }
 
-/// What a request asks for: the routing table's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a request asks for: the routing table's answer. The request
+/// log's routes carry it: they are served only while it is on.
+#[derive(Clone, Copy)]
 enum Route<'a> {
     Home,
     Index,
@@ -305,9 +317,9 @@ enum Route<'a> {
     Update(Kind),
     Patch(Kind),
     Delete(Kind),
-    Requests,
-    ClearRequests,
-    Request(&'a str),
+    Requests(&'a record::Recorder),
+    ClearRequests(&'a record::Recorder),
+    Request(&'a record::Recorder, &'a str),
 }
 
 impl App {
@@ -337,9 +349,9 @@ impl App {
     /// if this configuration serves it (a reset needs `--allow-reset`, the
     /// request log's routes `--record`). `None` is check 4's 404, 405 or
     /// `OPTIONS`: see [`App::not_routed`].
-    fn route<'a>(&self, method: Method, target: Target<'a>) -> Option<Route<'a>> {
+    fn route<'a>(&'a self, method: Method, target: Target<'a>) -> Option<Route<'a>> {
         use Method::{Delete, Get, Head, Patch, Post, Put};
-        let (reset, log) = (self.options.allow_reset, self.recorder.is_some());
+        let (reset, log) = (self.options.allow_reset, self.recorder.as_ref());
         Some(match (method, target) {
             (Get | Head, Target::Home) => Route::Home,
             (Get | Head, Target::Index) => Route::Index,
@@ -353,9 +365,9 @@ impl App {
             (Put, Target::Item(kind, _)) => Route::Update(kind),
             (Patch, Target::Item(kind, _)) => Route::Patch(kind),
             (Delete, Target::Item(kind, _)) => Route::Delete(kind),
-            (Get | Head, Target::Requests) if log => Route::Requests,
-            (Delete, Target::Requests) if log => Route::ClearRequests,
-            (Get | Head, Target::Request(id)) if log => Route::Request(id),
+            (Get | Head, Target::Requests) => Route::Requests(log?),
+            (Delete, Target::Requests) => Route::ClearRequests(log?),
+            (Get | Head, Target::Request(id)) => Route::Request(log?, id),
             _ => return None,
         })
     }
@@ -434,7 +446,9 @@ impl App {
             Route::Patch(Kind::Widgets) => self.update::<Widget>(req, id, true),
             Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
             Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
-            Route::Requests | Route::ClearRequests | Route::Request(_) => self.admin(route, pairs),
+            Route::Requests(log) => record::requests(log, pairs),
+            Route::ClearRequests(log) => Ok(record::clear(log)),
+            Route::Request(log, id) => record::request(log, id),
         }
     }
 
@@ -513,10 +527,12 @@ impl App {
         Ok(json(200, rendered))
     }
 
-    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, or 404
-    /// when already gone; with `If-Match`, only while the item is still
-    /// the version named. `Prefer: return=minimal` gets 204 (see the
-    /// module comment).
+    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, as
+    /// json-server does and as its clients read (`fetch(...).then(r =>
+    /// r.json())`, react-admin's providers), or 404 when already gone;
+    /// with `If-Match`, only while the item is still the version named.
+    /// `Prefer: return=minimal` (RFC 7240) gets 204 (RFC 9110 section
+    /// 9.3.5 allows either), and `Preference-Applied` says so.
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let check = |item: &T| precondition(req.header("If-Match"), item);
         let deleted = self.store.delete::<T>(id, check)?;
@@ -544,28 +560,6 @@ fn item_id(kind: Kind, id: &str) -> Result<u64, ApiError> {
             kind.name().trim_end_matches('s')
         ))),
     }
-}
-
-/// The path's segments, for the routing table. One trailing slash is
-/// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
-/// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
-/// (`*`) has none. No route has more than three segments, so at most four
-/// are kept (a fourth one only says that there are more).
-fn segments(path: &str) -> ([&str; 4], usize) {
-    let path = match path.split_once("://") {
-        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
-        _ => path,
-    };
-    let mut parts = [""; 4];
-    let mut count = 0;
-    if let Some(path) = path.strip_prefix('/') {
-        let path = path.strip_suffix('/').unwrap_or(path);
-        for (part, segment) in parts.iter_mut().zip(path.split('/')) {
-            *part = segment;
-            count += 1;
-        }
-    }
-    (parts, count)
 }
 
 /// A JSON response with the representation's entity tag.

@@ -36,7 +36,6 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Serialize, Serializer};
 use time::OffsetDateTime;
 
-use super::{App, Route};
 use crate::config::MAX_RECORD;
 use crate::error::{ApiError, lock};
 use crate::http::{
@@ -379,34 +378,20 @@ fn unknown(name: &str) -> ApiError {
     }
 }
 
-impl App {
-    /// The request log's routes, once `mod.rs` has checked the path, the
-    /// token, the method, the query and `Accept`. Only served with
-    /// `--record`.
-    pub(super) fn admin(
-        &self,
-        route: Route<'_>,
-        pairs: &[(String, String)],
-    ) -> Result<Response, ApiError> {
-        let Some(recorder) = &self.recorder else {
-            return Err(ApiError::Internal);
-        };
-        match route {
-            Route::ClearRequests => {
-                recorder.clear();
-                Ok(Response::empty(204))
-            }
-            Route::Request(id) => request(recorder, id),
-            _ => requests(recorder, pairs),
-        }
-    }
+/// `DELETE /_admin/requests`: every entry gone.
+pub(super) fn clear(recorder: &Recorder) -> Response {
+    recorder.clear();
+    Response::empty(204)
 }
 
 /// `GET` and `HEAD /_admin/requests`: the entries the filters select,
 /// newest first, with `X-Total-Count`, a page of at most [`PAGE_BYTES`]
 /// and a `Link` to the next. HEAD makes the page too, for its
 /// `Content-Length` and `Link` (RFC 9110 section 9.3.2).
-fn requests(recorder: &Recorder, pairs: &[(String, String)]) -> Result<Response, ApiError> {
+pub(super) fn requests(
+    recorder: &Recorder,
+    pairs: &[(String, String)],
+) -> Result<Response, ApiError> {
     let filter = Filter::parse(pairs)?;
     let (entries, total) = recorder.select(&filter, PAGE_BYTES);
     let (body, sent) = page(&entries, PAGE_BYTES)?;
@@ -420,7 +405,7 @@ fn requests(recorder: &Recorder, pairs: &[(String, String)]) -> Result<Response,
 }
 
 /// `/_admin/requests/{id}`: the newest entry with that request id.
-fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
+pub(super) fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
     match recorder.find(id) {
         Some(entry) => Ok(Response::json(200, &*entry)),
         None => Err(ApiError::NotFound {

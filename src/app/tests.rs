@@ -35,17 +35,18 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 }
 
 #[test]
-fn segments_of_paths() {
-    let of = |path| {
-        let (parts, count) = segments(path);
-        parts[..count].to_vec()
-    };
-    assert_eq!(of("/api/todos/"), ["api", "todos"]);
-    assert_eq!(of("/api/todos//"), ["api", "todos", ""]);
-    assert_eq!(of("/api/todos/1/x/y"), ["api", "todos", "1", "x"]);
-    assert_eq!(of("http://localhost:8080/api"), ["api"]);
-    assert!(of("http://localhost:8080").is_empty());
-    assert!(of("*").is_empty());
+fn the_resource_a_path_names() {
+    assert_eq!(target("/api/todos/"), Target::Collection(Kind::Todos));
+    assert_eq!(target("/api/todos//"), Target::Item(Kind::Todos, ""));
+    assert_eq!(target("/api/todos/1/x/y"), Target::NoneInApi);
+    assert_eq!(target("http://localhost:8080/api"), Target::Index);
+    assert_eq!(
+        target("/widgets/7"),
+        Target::Misplaced("widgets", Some("7"))
+    );
+    assert_eq!(target("/_admin/x"), Target::NoneInAdmin);
+    assert_eq!(target("http://localhost:8080"), Target::Nothing);
+    assert_eq!(target("*"), Target::Nothing);
 }
 
 #[test]
