@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::error::{ApiError, FieldError};
-use crate::model::{Fields, Members};
+use crate::model::{Fields, Members, json_reason};
 
 pub mod conditional;
 mod form;
@@ -327,11 +327,7 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
         },
         Err(err) => err,
     };
-    // serde_json's message, without its own " at line L column C".
-    let message = err.to_string();
-    let reason = message
-        .rfind(" at line ")
-        .map_or(&*message, |at| &message[..at]);
+    let reason = json_reason(&err);
     let detail = format!(
         "the body is not valid JSON: {reason} at line {}, column {}",
         err.line(),
