@@ -446,14 +446,11 @@ impl Store {
     ) -> Result<Option<(T, Rendered)>, ApiError> {
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            self.writable()?;
-            let Some(item) = collection.items.get(id) else {
-                return Ok(None);
-            };
-            check(item)?;
             // The record is of the changed item, and the journal may refuse
             // it: change a copy, and keep it only once recorded.
-            let mut changed = item.clone();
+            let Some(mut changed) = self.checked(&collection, id, check)? else {
+                return Ok(None);
+            };
             change(&mut changed);
             let appended = self.journal(|s| s.put(&changed))?;
             let before = collection.items.insert(id, changed.clone());
@@ -471,6 +468,23 @@ impl Store {
             ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
         }
         Ok(Some((item, rendered)))
+    }
+
+    /// Under the collection's lock, before a change to item `id`: a copy
+    /// of it, once the data can be written and `check` allows the change;
+    /// `None` when there is no such item.
+    fn checked<T: Stored>(
+        &self,
+        collection: &Collection<T>,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<Option<T>, ApiError> {
+        self.writable()?;
+        let Some(item) = collection.items.get(id) else {
+            return Ok(None);
+        };
+        check(item)?;
+        Ok(Some(item.clone()))
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
@@ -506,12 +520,9 @@ impl Store {
     ) -> Result<Option<T>, ApiError> {
         let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            self.writable()?;
-            let Some(item) = collection.items.get(id) else {
+            let Some(deleted) = self.checked(&collection, id, check)? else {
                 return Ok(None);
             };
-            check(item)?;
-            let deleted = item.clone();
             let appended = self.journal(|s| s.delete::<T>(id))?;
             if let Some(before) = collection.items.remove(id) {
                 collection.remember(appended, Undo::Restore(before));

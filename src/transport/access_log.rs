@@ -174,6 +174,20 @@ fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: System
 mod tests {
     use super::*;
 
+    /// A line with no remote address, no bytes, no time taken.
+    fn plain<'a>(method: &'a str, target: &'a str, status: u16) -> Line<'a> {
+        Line {
+            remote: None,
+            method,
+            target,
+            status,
+            probe: false,
+            bytes: 0,
+            elapsed: Duration::ZERO,
+            id: "abc-1",
+        }
+    }
+
     #[test]
     fn a_line_reads_as_the_log_writes_its_lines() {
         let mut out = Vec::new();
@@ -213,16 +227,8 @@ mod tests {
     #[test]
     fn control_characters_are_written_escaped() {
         let mut out = Vec::new();
-        let line = Line {
-            remote: None,
-            method: "G\x1b[1mET",
-            target: "/api/todos\x1b[2J\x08\x0b\x0c\x00\x7f\t\r\n\\x1b\u{85}é",
-            status: 404,
-            probe: false,
-            bytes: 0,
-            elapsed: Duration::ZERO,
-            id: "abc-1",
-        };
+        let target = "/api/todos\x1b[2J\x08\x0b\x0c\x00\x7f\t\r\n\\x1b\u{85}é";
+        let line = plain("G\x1b[1mET", target, 404);
         write_line(&mut out, log::Level::Info, &line, SystemTime::UNIX_EPOCH);
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
@@ -239,16 +245,7 @@ mod tests {
     fn timestamps_match_the_calendar() {
         let at = |secs: u64, millis: u64| {
             let mut out = Vec::new();
-            let line = Line {
-                remote: None,
-                method: "GET",
-                target: "/",
-                status: 200,
-                probe: false,
-                bytes: 0,
-                elapsed: Duration::ZERO,
-                id: "abc-1",
-            };
+            let line = plain("GET", "/", 200);
             let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
             write_line(&mut out, log::Level::Info, &line, now);
             String::from_utf8(out).unwrap()[..24].to_string()
