@@ -400,11 +400,10 @@ impl App {
         let Some(route) = self.route(req.method, target) else {
             return self.not_routed(req, target, query);
         };
-        // 5. The query.
-        let list = match route {
-            Route::List(_) => self.check_query(req.method, target, query)?,
-            _ if query.pairs.is_empty() && query.error.is_none() => None,
-            _ => self.check_query(req.method, target, query)?,
+        // 5. The query (none: a list's default, every item by id).
+        let list = match query.pairs.is_empty() && query.error.is_none() {
+            true => None,
+            false => self.check_query(req.method, target, query)?,
         };
         // 6. `Accept` (`/` also serves HTML: `index.rs` negotiates).
         match route {
