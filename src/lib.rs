@@ -79,7 +79,7 @@
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
 //!
-//! A `GET /api/todos?_page=1&_limit=5` runs fourteen:
+//! A `GET /api/todos?_page=1&_limit=5` runs thirteen:
 //!
 //! 1. `transport/connection.rs`, `transport/capacity.rs`, `http/mod.rs`:
 //!    as for the GET of one todo;
@@ -88,9 +88,9 @@
 //! 3. `app/query.rs`, `http/query.rs`: the query string decoded once into
 //!    name and value pairs (`Query::decode`, `query_pairs`), then checked
 //!    as a list query (`check_query`);
-//! 4. `model/query.rs`, `model/query/simple_rest.rs`, `model/mod.rs`: the
-//!    list query parsed (`parse`), run over the items, and the page's
-//!    `Link`; `Content-Range` only in react-admin's dialect;
+//! 4. `model/query.rs`, `model/mod.rs`: the list query parsed (`parse`),
+//!    run over the items, and the page's `Link` (`Content-Range` only in
+//!    react-admin's dialect, `model/query/simple_rest.rs`);
 //! 5. `store/list.rs`, `store/mod.rs`, `store/items.rs`, `error.rs`:
 //!    [`store::Store::list`] takes the page under the collection's lock,
 //!    and renders it;

@@ -469,7 +469,9 @@ impl App {
         if let Some(link) = query.link(&format!("/api/{}", T::COLLECTION), total) {
             response = response.with_header("Link", link);
         }
-        if let Some(range) = query.content_range(T::COLLECTION, total) {
+        if query.simple_rest
+            && let Some(range) = query.content_range(T::COLLECTION, total)
+        {
             response = response.with_header("Content-Range", range);
         }
         Ok(response)
