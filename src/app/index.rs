@@ -10,7 +10,12 @@
 //!
 //! A path that no route serves is 404. When it names a collection outside
 //! `/api` (`/todos`, `/widgets/7`: json-server serves its collections at
-//! the root), the 404's hint gives the path meant.
+//! the root), the 404's hint gives the path meant; when it looks like
+//! another collection (`/posts`, `POST /api/posts`: json-server serves
+//! every collection of its file), the hint names the two there are.
+//!
+//! A path served, but not with this method, is 405 (check 4 of
+//! `mod.rs`); its hint says when the configuration is why.
 
 use std::sync::Arc;
 
@@ -117,6 +122,14 @@ pub(super) fn no_route(target: &str, resource: Target<'_>, recording: bool) -> A
                 )),
             }
         }
+        Target::NoneInApi(true) | Target::Nothing(true) => ApiError::NotFound {
+            detail: format!("no resource at {path}"),
+            hint: Some(
+                "the collections are /api/todos and /api/widgets, and there are no others \
+                 (GET /api lists them)"
+                    .into(),
+            ),
+        },
         _ => ApiError::not_found(format!("no resource at {path}")),
     }
 }
@@ -149,7 +162,7 @@ impl App {
             return Err(no_route(req.target, target, self.recorder.is_some()));
         };
         if !matches!(req.method, Method::Options) {
-            return Err(not_allowed(req, target, allow));
+            return Err(not_allowed(req, target, allow, self.options.read_only));
         }
         if !req.is_preflight() {
             self.check_query(req.method, target, query)?;
@@ -158,10 +171,19 @@ impl App {
     }
 }
 
-/// Check 4: the 405 for a method the path does not take.
-fn not_allowed(req: &Request<'_>, target: Target<'_>, allow: String) -> ApiError {
+/// Check 4: the 405 for a method the path does not take, with a hint
+/// when the configuration is why: `--read-only`, or a reset without
+/// `--allow-reset`.
+fn not_allowed(req: &Request<'_>, target: Target<'_>, allow: String, read_only: bool) -> ApiError {
+    use Method::{Delete, Patch, Post, Put};
+    let writes = matches!(req.method, Post | Put | Patch | Delete);
     let hint = match target {
-        Target::Collection(kind) if matches!(req.method, Method::Delete) => {
+        Target::Collection(_) | Target::Item(..) if writes && read_only => Some(
+            "this server was started with --read-only, so it serves reads only: restart it \
+             without --read-only to change data"
+                .to_string(),
+        ),
+        Target::Collection(kind) if matches!(req.method, Delete) => {
             let (collection, one) = (kind.name(), kind.name().trim_end_matches('s'));
             Some(format!(
                 "DELETE /api/{collection} (every {one} at once) needs the server started with \

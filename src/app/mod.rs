@@ -102,11 +102,12 @@ pub struct App {
     openapi: OnceLock<openapi::Served>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`,
-/// `--max-subscribers`, `--events-kept`.
+/// The options of [`App`]: `--allow-reset`, `--read-only`, `--delay`, `--auth-token`, CORS, `--faults`,
+/// `--seed`, `--record`, `--max-subscribers`, `--events-kept`.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub allow_reset: bool,
+    pub read_only: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
@@ -127,6 +128,7 @@ impl Options {
     pub fn from_config(config: &Config) -> Options {
         Options {
             allow_reset: config.allow_reset,
+            read_only: config.read_only,
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
@@ -224,16 +226,19 @@ enum Target<'a> {
     Item(Kind, &'a str),
     Requests,
     Request(&'a str),
-    /// No resource, under `/api`.
-    NoneInApi,
+    /// No resource, under `/api`; `true` when the path looks like a
+    /// collection or an item this server does not keep (`/api/posts/1`).
+    NoneInApi(bool),
     /// No resource, under `/_admin`.
     NoneInAdmin,
     /// A collection's path outside `/api` (`/todos`, `/widgets/7`, where
     /// json-server serves them), by its collection and id: no resource,
     /// and a hint.
     Misplaced(&'a str, Option<&'a str>),
-    /// No resource.
-    Nothing,
+    /// No resource; `true` when the path looks like another collection
+    /// or its item (`/posts`, as json-server serves any collection of its
+    /// file).
+    Nothing(bool),
 }
 
 impl Target<'_> {
@@ -242,7 +247,7 @@ impl Target<'_> {
         use Target::*;
         matches!(
             self,
-            Index | OpenApi | Events | Collection(_) | Item(..) | NoneInApi
+            Index | OpenApi | Events | Collection(_) | Item(..) | NoneInApi(_)
         )
     }
 
@@ -291,14 +296,23 @@ fn target(path: &str) -> Target<'_> {
         ["api", "todos", id] => Target::Item(Todos, id),
         ["api", "widgets"] => Target::Collection(Widgets),
         ["api", "widgets", id] => Target::Item(Widgets, id),
-        ["api", ..] => Target::NoneInApi,
+        ["api", ref rest @ ..] => Target::NoneInApi(looks_like_collection(rest)),
         ["_admin", "requests"] => Target::Requests,
         ["_admin", "requests", id] => Target::Request(id),
         ["_admin", ..] => Target::NoneInAdmin,
         [name @ ("todos" | "widgets")] => Target::Misplaced(name, None),
         [name @ ("todos" | "widgets"), id] => Target::Misplaced(name, Some(id)),
-        _ => Target::Nothing,
+        ref rest => Target::Nothing(looks_like_collection(rest)),
     }
+}
+
+/// Whether the rest of a path no resource matched looks like a collection
+/// or an item this server does not keep: one or two segments, the first a
+/// word (not `_admin`), none of them a file name (`/favicon.ico`).
+fn looks_like_collection(rest: &[&str]) -> bool {
+    matches!(rest.len(), 1 | 2)
+        && rest[0].starts_with(|c: char| c.is_ascii_alphabetic())
+        && !rest.iter().any(|segment| segment.contains('.'))
 }
 
 /// What a request asks for: the routing table's answer. The request
@@ -346,12 +360,16 @@ impl App {
     }
 
     /// The routing table's second half: the route of `method` at `target`,
-    /// if this configuration serves it (a reset needs `--allow-reset`, the
-    /// request log's routes `--record`). `None` is check 4's 404, 405 or
-    /// `OPTIONS`: see [`App::not_routed`].
+    /// if this configuration serves it (a write needs the server not
+    /// `--read-only`, a reset also `--allow-reset`, the request log's
+    /// routes `--record`). `None` is check 4's 404, 405 or `OPTIONS`: see
+    /// [`App::not_routed`] (docs/api.md says why 405 for a read-only
+    /// server's writes).
     fn route<'a>(&'a self, method: Method, target: Target<'a>) -> Option<Route<'a>> {
         use Method::{Delete, Get, Head, Patch, Post, Put};
-        let (reset, log) = (self.options.allow_reset, self.recorder.as_ref());
+        let writes = !self.options.read_only;
+        let reset = writes && self.options.allow_reset;
+        let log = self.recorder.as_ref();
         Some(match (method, target) {
             (Get | Head, Target::Home) => Route::Home,
             (Get | Head, Target::Index) => Route::Index,
@@ -359,12 +377,12 @@ impl App {
             (Get | Head, Target::OpenApi) => Route::OpenApi,
             (Get | Head, Target::Events) => Route::Events,
             (Get | Head, Target::Collection(kind)) => Route::List(kind),
-            (Post, Target::Collection(kind)) => Route::Create(kind),
+            (Post, Target::Collection(kind)) if writes => Route::Create(kind),
             (Delete, Target::Collection(kind)) if reset => Route::Reset(kind),
             (Get | Head, Target::Item(kind, _)) => Route::Get(kind),
-            (Put, Target::Item(kind, _)) => Route::Update(kind),
-            (Patch, Target::Item(kind, _)) => Route::Patch(kind),
-            (Delete, Target::Item(kind, _)) => Route::Delete(kind),
+            (Put, Target::Item(kind, _)) if writes => Route::Update(kind),
+            (Patch, Target::Item(kind, _)) if writes => Route::Patch(kind),
+            (Delete, Target::Item(kind, _)) if writes => Route::Delete(kind),
             (Get | Head, Target::Requests) => Route::Requests(log?),
             (Delete, Target::Requests) => Route::ClearRequests(log?),
             (Get | Head, Target::Request(id)) => Route::Request(log?, id),

@@ -38,15 +38,18 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 fn the_resource_a_path_names() {
     assert_eq!(target("/api/todos/"), Target::Collection(Kind::Todos));
     assert_eq!(target("/api/todos//"), Target::Item(Kind::Todos, ""));
-    assert_eq!(target("/api/todos/1/x/y"), Target::NoneInApi);
+    assert_eq!(target("/api/todos/1/x/y"), Target::NoneInApi(false));
+    assert_eq!(target("/api/posts/1"), Target::NoneInApi(true));
+    assert_eq!(target("/posts"), Target::Nothing(true));
+    assert_eq!(target("/favicon.ico"), Target::Nothing(false));
     assert_eq!(target("http://localhost:8080/api"), Target::Index);
     assert_eq!(
         target("/widgets/7"),
         Target::Misplaced("widgets", Some("7"))
     );
     assert_eq!(target("/_admin/x"), Target::NoneInAdmin);
-    assert_eq!(target("http://localhost:8080"), Target::Nothing);
-    assert_eq!(target("*"), Target::Nothing);
+    assert_eq!(target("http://localhost:8080"), Target::Nothing(false));
+    assert_eq!(target("*"), Target::Nothing(false));
 }
 
 #[test]
