@@ -864,7 +864,10 @@ def subscribe(server, target="/api/events", rcvbuf=None):
     s.connect(server.addr)
     s.sendall(f"GET {target} HTTP/1.1\r\nHost: t\r\n".encode() + LIVE + b"\r\n")
     data = b""
-    while not (b"\r\n\r\n" in data and data.endswith(b"\n\n")):
+    # The opening lines end with a blank line, then the chunk's CR LF.
+    while not (b"\r\n\r\n" in data and data.endswith((b"\n\n", b"\n\n\r\n"))):
+        if b"\r\n\r\n" in data and not data.startswith(b"HTTP/1.1 200"):
+            break
         chunk = s.recv(4096)
         if not chunk:
             fail(f"the feed closed before its opening lines: {data!r}")
@@ -1025,6 +1028,173 @@ def feed_sigterm(binary, count=64):
            f"exit 0 in {took * 1000:.0f} ms; {ended}/{count} streams ended")
 
 
+def feed_stalled_sigterm(binary, count=4, writes=3000):
+    """SIGTERM with `count` subscribers that never read, after `writes`
+    writes of 1.1 kB items (their streams blocked in a write): every stream
+    ends at once, and the server exits 0 within 1 s."""
+    server = Server(binary, defaults=True)
+    try:
+        idle = server.stats()
+        title = "x" * 1000
+        created = exchange(server, post_json(('{"userId": 1, "title": "%s"}' % title).encode()), 5)
+        if b" 201 " not in created.split(b"\r\n")[0]:
+            fail(f"feed: cannot create the todo: {created[:80]!r}")
+        stalled = [subscribe(server, rcvbuf=4096) for _ in range(count)]
+        patch_burst(server, writes, ('{"title": "%s"}' % title).encode())
+        during = server.stats()
+        started = time.monotonic()
+        server.proc.terminate()
+        try:
+            code = server.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            fail(f"feed: no exit within 10 s of SIGTERM with {count} stalled subscribers")
+        took = time.monotonic() - started
+        for s in stalled:
+            s.close()
+    finally:
+        if server.alive():
+            server.proc.kill()
+    if code != 0 or took > 1.0:
+        fail(f"feed: SIGTERM with {count} stalled subscribers: exit {code} after {took:.2f} s")
+    report("feed: SIGTERM, stalled streams", f"{count} never read, {writes} writes", idle, during,
+           during, f"exit 0 in {took * 1000:.0f} ms")
+
+
+def feed_left(binary, count=64, rounds=3):
+    """`count` subscribers (every place) connect and leave at once, with no
+    write since: a new subscriber is admitted within 1 s, `rounds` times."""
+    server = Server(binary, extra=["--max-subscribers", str(count)], defaults=True)
+    try:
+        idle = server.stats()
+        worst = 0.0
+        for _ in range(rounds):
+            gone = [subscribe(server) for _ in range(count)]
+            during = server.stats()
+            for s in gone:
+                s.close()
+            started = time.monotonic()
+            newcomer = subscribe(server)
+            worst = max(worst, time.monotonic() - started)
+            newcomer.close()
+        after = server.stats()
+        if worst > 1.0:
+            fail(f"feed: a newcomer waited {worst:.2f} s for places subscribers had left")
+    finally:
+        server.stop()
+    report("feed: subscribers that left", f"{count} leave, x{rounds}", idle, during, after,
+           f"a newcomer admitted within {worst * 1000:.0f} ms at worst")
+
+
+def read_response(s):
+    """The status of one response read from a keep-alive connection, its
+    body skipped; None when the connection closed or failed."""
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, body = data.split(b"\r\n\r\n", 1)
+        length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+        while len(body) < length:
+            chunk = s.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return int(head.split(b" ", 2)[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def idle_holders(binary, clients, flags, seconds=15.0, every=2.0, slow=0):
+    """Keep-alive clients holding every place of the connection cap, each
+    sending a request every `every` s (and connecting again when the server
+    closes its connection), after `slow` clients that send a request head a
+    byte a second, never ending it; meanwhile a new connection asks /healthz every
+    0.5 s for `seconds`: at most one may fail (no 200 within 1 s)."""
+    server = Server(binary, extra=flags, defaults=True)
+    heads = [connect(server) for _ in range(slow)]
+    for s in heads:
+        s.sendall(b"GET /api HTTP/1.1\r\nHost: t\r\nX-Slow: ")
+    request = b"GET /api HTTP/1.1\r\nHost: t\r\n\r\n"
+    running = True
+    reconnects = [0]
+
+    def trickle():
+        while running:
+            for s in heads:
+                try:
+                    s.sendall(b"x")
+                except OSError:
+                    pass
+            time.sleep(1.0)
+
+    def holder(count):
+        socks = [None] * count
+        while running:
+            round_started = time.monotonic()
+            for i in range(count):
+                if not running:
+                    break
+                try:
+                    if socks[i] is None:
+                        socks[i] = connect(server)
+                    socks[i].sendall(request)
+                    if read_response(socks[i]) == 200:
+                        continue
+                except OSError:
+                    pass
+                if socks[i] is not None:
+                    socks[i].close()
+                socks[i] = None
+                reconnects[0] += 1
+            time.sleep(max(0.0, every - (time.monotonic() - round_started)))
+        for s in socks:
+            if s is not None:
+                s.close()
+
+    try:
+        idle = server.stats()
+        groups = 8 if clients > 64 else 1
+        threads = [threading.Thread(target=holder, args=(clients // groups,)) for _ in range(groups)]
+        threads.append(threading.Thread(target=trickle))
+        for t in threads:
+            t.start()
+        time.sleep(every + 1)
+        during = server.stats()
+        reconnects[0] = 0
+        failures, worst, probes = 0, 0.0, 0
+        ends = time.monotonic() + seconds
+        while time.monotonic() < ends:
+            started = time.monotonic()
+            reply = exchange(server, b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 1.0)
+            took = time.monotonic() - started
+            probes += 1
+            if not reply.startswith(b"HTTP/1.1 200"):
+                failures += 1
+            else:
+                worst = max(worst, took)
+            time.sleep(max(0.0, 0.5 - took))
+        running = False
+        for t in threads:
+            t.join()
+        after = server.stats()
+        if failures > 1:
+            fail(f"idle: {failures} of {probes} /healthz from new connections failed with "
+                 f"{clients} keep-alive clients holding the cap")
+    finally:
+        running = False
+        server.stop()
+        for s in heads:
+            s.close()
+    held = f"{clients} clients" + (f", {slow} slow heads" if slow else "")
+    report("idle: keep-alive holders at the cap", f"{held}, {' '.join(flags) or 'defaults'}",
+           idle, during, after, f"{probes - failures}/{probes} /healthz answered (worst "
+           f"{worst * 1000:.0f} ms); {reconnects[0]} holder reconnections")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default="target/release/widgets-todos")
@@ -1042,6 +1212,13 @@ def main():
     access_log_controls(args.binary)
     feed_non_reader(args.binary, 20_000 if args.quick else 100_000, full=not args.quick)
     feed_sigterm(args.binary)
+    feed_stalled_sigterm(args.binary)
+    feed_left(args.binary)
+    if args.quick:
+        idle_holders(args.binary, 16, ["--max-connections", "16"])
+    else:
+        idle_holders(args.binary, 1024, [])
+    idle_holders(args.binary, 11, ["--max-connections", "20", "--read-timeout", "2"], 10.0, 1.5, slow=9)
 
     server = Server(args.binary)
     try:

@@ -419,7 +419,8 @@ for _ in range(count):
     s = socket.create_connection((host, port))
     s.sendall(b"GET " + target.encode() + b" HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
     head = b""
-    while b"\r\n\r\n" not in head or not head.endswith(b"\n\n"):
+    # The opening lines end with a blank line (then, chunked, the chunk's CR LF).
+    while b"\r\n\r\n" not in head or not head.endswith((b"\n\n", b"\n\n\r\n")):
         chunk = s.recv(4096)
         if not chunk:
             sys.exit("the feed closed: " + repr(head))

@@ -8,7 +8,8 @@
 #   scenario checked from the request log (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, the clients people use
 #   (react-admin's two data providers, Refine's, a client generated from
-#   the OpenAPI document) run unchanged with Node, the abuse suite, the image
+#   the OpenAPI document) run unchanged with Node, two clients of the
+#   change feed (eventsource for Node, sseclient-py), the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, a full disk under --data (as root), the import's
 #   peak memory on a json-server db.json (scripts/loadmem.py), every
@@ -76,6 +77,10 @@ scripts/clients.sh | tee "$tmp/clients"
 # Nothing to count when it skipped for want of Node and npm: it says so.
 clients_passed=$(sed -n 's/^clients: \([0-9]*\) passed.*/\1/p' "$tmp/clients")
 
+echo "== the change feed's clients: eventsource 4.x (Node), sseclient-py over requests"
+scripts/sse.sh | tee "$tmp/sse"
+sse_passed=$(sed -n 's/^sse: \([0-9]*\) passed.*/\1/p' "$tmp/sse")
+
 echo "== abuse suite (quick) against the release binary"
 python3 scripts/abuse.py --quick | tee "$tmp/abuse"
 abuse_passed=$(sed -n 's/^abuse: \([0-9]*\) passed.*/\1/p' "$tmp/abuse")
@@ -128,4 +133,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${clients_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${clients_passed:-0} + sse_passed + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"

@@ -176,6 +176,7 @@ pub fn transport_settings(config: &Config) -> transport::Settings {
         max_body_bytes: config.max_body_bytes,
         read_timeout: config.read_timeout,
         write_timeout: config.write_timeout,
+        keep_alive_timeout: config.keep_alive_timeout,
         max_connections: config.max_connections,
         tls: config.tls.clone(),
         access_log: !config.quiet,

@@ -7,7 +7,9 @@
 //!
 //! ```text
 //! retry: 1000
+//! event: position
 //! id: 1767225600000001
+//! data: {"detail":"the events after this id follow"}
 //!
 //! event: created
 //! id: 1767225600000002
@@ -21,9 +23,12 @@
 //! only grows; `data:` is one line of JSON naming the collection, the
 //! item's id, and for a create or an update the item exactly as a GET
 //! returns it. The stream opens with `retry:` (how long a client waits
-//! before it reconnects) and an `id:` alone, which dispatches nothing but
-//! tells the client where it stands, so that a reconnection always says
-//! `Last-Event-ID`, even before the first event. A comment line
+//! before it reconnects) and a `position` event, whose `id:` tells the
+//! client where it stands, so that a reconnection always says
+//! `Last-Event-ID`, even before the first event. It carries `data:`, for
+//! a block with an `id:` and no `data:` is kept by the WHATWG processing
+//! model but dropped by some clients (eventsource 4.x for Node); being
+//! named, it reaches no `onmessage`. A comment line
 //! (`: keep-alive`) comes after [`HEARTBEAT`] without events, so that
 //! proxies and clients keep the connection.
 //!
@@ -46,7 +51,10 @@
 //!
 //! # Bounds
 //!
-//! `--max-subscribers` at once (503 with `Retry-After` beyond). A
+//! `--max-subscribers` live subscribers at once (503 with `Retry-After`
+//! beyond, after a newcomer has given those whose clients left a moment
+//! to notice it: `store/feed.rs`); a request that is not live ends at
+//! once, and is not counted. A
 //! subscriber reads the feed at its own pace, on its connection's thread,
 //! without a turn of `--threads`; what has accumulated goes out in one
 //! write. One that falls further behind than `--events-kept`, or whose
@@ -161,7 +169,11 @@ impl App {
             .map(str::trim)
             .filter(|id| !id.is_empty())
             .map(|id| parse_decimal(id).unwrap_or(0));
-        let max = self.options.max_subscribers;
+        let live = names(req.header("Accept"), EVENT_STREAM);
+        let max = match self.options.max_subscribers {
+            max if live || max == 0 => max,
+            _ => usize::MAX,
+        };
         let Ok(subscription) = self.store.feed().subscribe(after, max, collection) else {
             let full = Response::from(ApiError::TooManySubscribers { limit: max });
             return Ok(full.with_header("Retry-After", RETRY_AFTER));
@@ -170,7 +182,7 @@ impl App {
             subscription: Mutex::new(subscription),
             collection,
             limit,
-            live: names(req.header("Accept"), EVENT_STREAM),
+            live,
             request: req.id.to_string(),
         };
         let body = Body::Stream(Stream(Arc::new(stream)));
@@ -270,7 +282,7 @@ impl Events {
 }
 
 /// The stream's first lines: `retry:`, then where the subscriber stands:
-/// an `id:` alone, or the `resync` event when it missed events.
+/// the `position` event, or the `resync` event when it missed events.
 fn opening(subscription: &Subscription, collection: Option<&'static str>) -> Vec<u8> {
     let last = subscription.last();
     let mut buf = format!("retry: {RETRY_MS}\n").into_bytes();
@@ -285,7 +297,10 @@ fn opening(subscription: &Subscription, collection: Option<&'static str>) -> Vec
         );
         buf.extend_from_slice(resync.as_bytes());
     } else {
-        buf.extend_from_slice(format!("id: {last}\n\n").as_bytes());
+        let position = format!(
+            "event: position\nid: {last}\ndata: {{\"detail\":\"the events after this id follow\"}}\n\n"
+        );
+        buf.extend_from_slice(position.as_bytes());
     }
     buf
 }

@@ -46,6 +46,9 @@ pub struct Config {
     pub read_timeout: Duration,
     /// How long one write to a client may block before it is dropped.
     pub write_timeout: Duration,
+    /// How long a connection that has answered a request may wait for the
+    /// next before it is closed (`--keep-alive-timeout`).
+    pub keep_alive_timeout: Duration,
     /// `--data`: where the data is kept; `None` keeps it in memory only.
     pub data: Option<PathBuf>,
     /// `--cors-origin`, `--no-cors`: which origins browsers may call from.
@@ -120,6 +123,7 @@ impl Default for Config {
             log_level: log::LevelFilter::Info,
             read_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(30),
+            keep_alive_timeout: Duration::from_secs(30),
             data: None,
             cors: Cors::Any,
             allow_reset: false,

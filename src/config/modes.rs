@@ -58,6 +58,10 @@ impl Config {
         if self.write_timeout != default.write_timeout {
             modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
         }
+        if self.keep_alive_timeout != default.keep_alive_timeout {
+            let seconds = self.keep_alive_timeout.as_secs();
+            modes.push(format!("idle connections closed after {seconds} s"));
+        }
         if let Some(n) = self.record {
             modes.push(format!(
                 "recording the last {n} requests at /_admin/requests"

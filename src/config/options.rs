@@ -62,6 +62,8 @@ Limits:
   --events-kept N      events kept for /api/events (1024) [EVENTS_KEPT]
   --read-timeout S     seconds a client may stay silent (30) [READ_TIMEOUT]
   --write-timeout S    seconds one write may block (30) [WRITE_TIMEOUT]
+  --keep-alive-timeout S  seconds an idle connection is kept (30)
+                       [KEEP_ALIVE_TIMEOUT]
 Logs and HTTPS:
   --log-level L        off, error, warn, info, debug or trace (info)
                        [LOG_LEVEL]
@@ -244,6 +246,14 @@ pub(super) const OPTS: &[Opt] = &[
         env: "EVENTS_KEPT",
         set: |c, v| {
             c.events_kept = Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?);
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--keep-alive-timeout",
+        env: "KEEP_ALIVE_TIMEOUT",
+        set: |c, v| {
+            c.keep_alive_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
             Ok(())
         },
     },

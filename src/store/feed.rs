@@ -60,6 +60,15 @@ pub const LINGER: Duration = Duration::from_secs(30);
 /// `--events-kept`, by default.
 pub const DEFAULT_KEPT: usize = 1024;
 
+/// How long a newcomer to a full feed waits for a place, while the
+/// subscribers find whether their clients are still there: a few round
+/// trips of a distant client. The newcomer's request holds its turn of
+/// `--threads` meanwhile, so it is short.
+pub const MAKE_ROOM_FOR: Duration = Duration::from_millis(500);
+
+/// How often, meanwhile, each waiting subscriber writes to its client.
+const PROBE_EVERY: Duration = Duration::from_millis(50);
+
 /// What a write did, as one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -119,8 +128,11 @@ pub struct Feed {
     /// every write; it changes under `state`'s.
     pub(super) recording: AtomicBool,
     state: Mutex<State>,
-    /// Signalled when more events are decided, or the feed stops.
+    /// Signalled when more events are decided, the feed stops, or a
+    /// newcomer asks the subscribers to write (`probes`).
     arrived: Condvar,
+    /// Signalled when a subscriber leaves.
+    left: Condvar,
     /// How events are encoded ([`Feed::encode_with`]).
     encode: OnceLock<Encode>,
 }
@@ -154,6 +166,9 @@ struct State {
     nudges: u64,
     /// The server is stopping: every stream ends.
     stopped: bool,
+    /// Raised by a subscriber that finds every place taken: each waiting
+    /// subscriber then writes to its client (see [`Feed::subscribe`]).
+    probes: u64,
 }
 
 enum Entry {
@@ -180,7 +195,9 @@ pub struct Full;
 pub enum Next {
     /// This many events, appended to the buffer given.
     Events(usize),
-    /// Nothing new until the time given.
+    /// Nothing new until the time given; or a newcomer waits for a place,
+    /// and the subscriber should write something to find whether its
+    /// client is still there.
     Quiet,
     /// The subscriber fell further behind than the feed keeps: the events
     /// it has not read are dropped.
@@ -214,6 +231,8 @@ pub struct Subscription {
     cursor: u64,
     /// The resume asked for events the feed does not hold.
     missed: bool,
+    /// The last of the feed's `probes` this subscriber answered.
+    probed: u64,
 }
 
 impl Default for Feed {
@@ -251,8 +270,10 @@ impl Feed {
                 nudged: first,
                 nudges: 0,
                 stopped: false,
+                probes: 0,
             }),
             arrived: Condvar::new(),
+            left: Condvar::new(),
             encode: OnceLock::new(),
         }
     }
@@ -344,7 +365,9 @@ impl Feed {
     }
 
     /// Joins the feed, at most `max` subscribers at once, for the events
-    /// of `collection` (every collection's without). `after` is the id of
+    /// of `collection` (every collection's without). When all `max` places
+    /// are taken, it waits up to [`MAKE_ROOM_FOR`] for one whose client
+    /// left to notice it and free its place. `after` is the id of
     /// the last event the subscriber has (`Last-Event-ID`): it reads the
     /// events after it that the feed still holds, or, when the feed does
     /// not hold them all, it is told so ([`Subscription::missed`]).
@@ -356,8 +379,22 @@ impl Feed {
         collection: Option<&'static str>,
     ) -> Result<Subscription, Full> {
         let mut state = self.lock();
-        if state.subscribers >= max {
-            return Err(Full);
+        let until = Instant::now() + MAKE_ROOM_FOR;
+        while state.subscribers >= max {
+            // A subscriber whose client left is noticed only when something
+            // is written to it: ask every waiting subscriber to write, and
+            // again, for a client's reset answers the first write and fails
+            // the second.
+            let left = until.checked_duration_since(Instant::now());
+            let Some(left) = left.filter(|_| max > 0) else {
+                return Err(Full);
+            };
+            state.probes += 1;
+            self.arrived.notify_all();
+            state = self
+                .left
+                .wait_timeout(state, left.min(PROBE_EVERY))
+                .map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
         }
         state.subscribers += 1;
         state.idle_since = None;
@@ -379,11 +416,13 @@ impl Feed {
             Some(id) if held(id) && id < state.decided => (id + 1, false),
             Some(_) => (state.decided, true),
         };
+        let probed = state.probes;
         Ok(Subscription {
             feed: Arc::clone(self),
             interest,
             cursor,
             missed,
+            probed,
         })
     }
 
@@ -499,6 +538,10 @@ impl Subscription {
             }
             // Events to read, but resting: until `rest`, or a nudge.
             let resting = self.cursor < state.decided;
+            if !resting && state.probes != self.probed {
+                self.probed = state.probes;
+                return Next::Quiet;
+            }
             let left = match until.checked_duration_since(now) {
                 _ if resting => rest - now,
                 Some(left) => left,
@@ -532,6 +575,8 @@ impl Drop for Subscription {
         if state.subscribers == 0 {
             state.idle_since = Some(Instant::now());
         }
+        drop(state);
+        self.feed.left.notify_all();
     }
 }
 

@@ -170,6 +170,25 @@ fn subscribers_are_capped_and_counted_out() {
 }
 
 #[test]
+fn a_newcomer_to_a_full_feed_has_the_subscribers_write_until_one_leaves() {
+    let feed = feed();
+    let mut waiting = feed.subscribe(None, 1, None).unwrap();
+    let newcomer = {
+        let feed = Arc::clone(&feed);
+        std::thread::spawn(move || feed.subscribe(None, 1, None).is_ok())
+    };
+    let far = Instant::now() + Duration::from_secs(60);
+    let mut buf = Vec::new();
+    // Told to write (its client may have left), before any event.
+    assert_eq!(
+        waiting.wait(&mut buf, (8, 1 << 16), Instant::now(), far),
+        Next::Quiet
+    );
+    drop(waiting);
+    assert!(newcomer.join().unwrap(), "admitted once the place is free");
+}
+
+#[test]
 fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
     let feed = feed();
     let mut subscription = feed.subscribe(None, MAX, None).unwrap();

@@ -15,8 +15,11 @@
 //! So one accept thread takes each new connection with tiny_http's
 //! `accept_connection` and gives it at once to a thread of [`Pool`]: a
 //! waiting one if there is one, a new one otherwise. At most
-//! `--max-connections` are open (see `capacity.rs`); while the cap is
-//! reached, new connections wait in the kernel's listen queue.
+//! `--max-connections` are open (see `capacity.rs`). At the cap, a
+//! newcomer is taken by closing the connection idle the longest (one that
+//! has answered a request and waits for the next), as nginx does when its
+//! connections run out; while none is idle, new connections wait in the
+//! kernel's listen queue (`tests/api/keep_alive.rs`).
 //!
 //! **Accept errors.** Linux applies `SO_RCVTIMEO` to `accept()` too: a
 //! timeout just means "accept again". Any other failure (descriptors or
@@ -32,11 +35,13 @@
 //! log says why; if that lasts [`STUCK_FOR`] (or the read timeout, if
 //! shorter), the server stops likewise: it is never alive but unable to
 //! take a connection for more than [`max_unavailable`]
-//! (`tests/api/capacity.rs`; `scripts/abuse.py`, the HTTP/2 flood).
+//! (`tests/api/capacity.rs`; `scripts/abuse.py`, the HTTP/2 flood). Idle
+//! connections never count: a newcomer closes one. The watchdog also
+//! closes every connection idle for longer than `--keep-alive-timeout`.
 
 use std::collections::VecDeque;
 use std::io;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -47,7 +52,7 @@ use socket2::Socket;
 
 use super::capacity::Capacity;
 use super::connection::{Shared, serve_connection};
-use super::{Settings, capacity, lock};
+use super::{Settings, capacity, lock, sockets};
 use crate::health::Health;
 
 /// How long accepting may keep failing before the server gives up.
@@ -106,6 +111,10 @@ pub(crate) struct Accepting {
     /// and how long stuck connections may hold half the capacity.
     stuck_after: Duration,
     stuck_for: Duration,
+    /// `--keep-alive-timeout`.
+    keep_alive: Duration,
+    /// The server's port, which its connections' sockets are bound to.
+    port: u16,
     stopping: AtomicBool,
     /// Why the server stopped, when it was not asked to.
     failure: Mutex<Option<Failed>>,
@@ -131,6 +140,7 @@ pub(crate) fn start(
         .max_connections
         .unwrap_or_else(|| capacity::default_max(capacity::descriptor_limit()));
     let read_timeout = settings.read_timeout;
+    let port = listener.local_addr()?.port();
     let accepting = Arc::new(Accepting {
         listener: Socket::from(listener),
         capacity: Arc::new(Capacity::new(max)),
@@ -139,6 +149,8 @@ pub(crate) fn start(
         health,
         stuck_after: read_timeout + read_timeout.min(STUCK_MARGIN),
         stuck_for: read_timeout.min(STUCK_FOR),
+        keep_alive: settings.keep_alive_timeout,
+        port,
         stopping: AtomicBool::new(false),
         failure: Mutex::new(None),
     });
@@ -208,6 +220,16 @@ impl Accepting {
         lock(&self.failure).clone()
     }
 
+    /// Closes the connections of `peers` (`sockets.rs`), for `why`.
+    pub fn close(&self, peers: &[SocketAddr], why: &str) {
+        match sockets::shut_down(peers, self.port) {
+            Ok(_) => log::debug!("closed {} connection(s): {why}", peers.len()),
+            Err(err) => {
+                log::warn!(target: crate::logging::LOG, "cannot close {} connection(s) ({why}): {err}", peers.len());
+            }
+        }
+    }
+
     /// The accept thread: see the module comment.
     fn accept(self: &Arc<Self>, listener: &tiny_http::Listener, tls: &tiny_http::SslContextWrap) {
         // When accepting started failing without a break, and the pause
@@ -219,7 +241,7 @@ impl Accepting {
             let capacity = &self.capacity;
             if capacity.open() >= capacity.max() && !full {
                 full = true;
-                log::warn!(target: crate::logging::LOG, "{} connections open, the most --max-connections allows: new connections wait in the listen queue",
+                log::warn!(target: crate::logging::LOG, "{} connections open, the most --max-connections allows: each new connection closes the one idle the longest, or waits in the listen queue",
                     capacity.max()
                 );
             }
@@ -241,6 +263,13 @@ impl Accepting {
             let err = match accepted {
                 Ok(Some(client)) => {
                     failing = None;
+                    // At the cap: room was made by an idle connection, which
+                    // closes now (its thread ends; the newcomer's starts).
+                    if capacity.open() >= capacity.max()
+                        && let Some(idlest) = capacity.idlest()
+                    {
+                        self.close(&[idlest], "the connection cap, for a new connection");
+                    }
                     let slot = capacity.take();
                     let shared = Arc::clone(&self.shared);
                     let serve = move || serve_connection(&shared, client, slot);
@@ -282,6 +311,10 @@ impl Accepting {
         let mut since: Option<Instant> = None;
         while !self.stopping() {
             thread::sleep(WATCH_EVERY);
+            let idle = self.capacity.idle_longer_than(self.keep_alive);
+            if !idle.is_empty() {
+                self.close(&idle, "--keep-alive-timeout");
+            }
             let stuck = self.capacity.stuck(self.stuck_after);
             let max = self.capacity.max();
             if stuck * 2 < max {

@@ -18,9 +18,21 @@
 //! deadlocks for good. Nothing in the library's public API can free such a
 //! thread. [`Capacity::stuck`] counts them, for the server's watchdog
 //! (`accept.rs`) to report and, when they hold the capacity, to give up.
+//!
+//! A connection that has answered a request and waits for the next head
+//! is **idle** (a persistent connection, RFC 9112 section 9.3): it can be
+//! closed without losing anything the client asked for (section 9.6 lets
+//! either side close it at any time). [`Capacity::idlest`] picks the one
+//! idle the longest, for a newcomer at the cap (as nginx reuses its
+//! "reusable" connections when connections run out), and
+//! [`Capacity::idle_longer_than`] those idle past `--keep-alive-timeout`;
+//! `sockets.rs` closes them. A connection still waiting for its first
+//! head is not idle: it may be a slow client, and the watchdog's bound
+//! covers it.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::lock;
@@ -49,9 +61,19 @@ pub fn descriptor_limit() -> u64 {
 
 /// A slot's clock while its connection is serving a request: between the
 /// moment tiny_http hands over a head and the moment the response is
-/// written. Any other value is when the connection's thread began waiting
-/// in tiny_http for the next head (milliseconds since the server started).
+/// written. Any value below [`CLOSING`] is when the connection's thread
+/// began waiting in tiny_http for the next head (milliseconds since the
+/// server started).
 pub(crate) const SERVING: u64 = u64::MAX;
+
+/// A slot's clock while its connection sends a stream (`/api/events`): it
+/// has no request in flight that the stop should wait for, and it is not
+/// idle.
+pub(crate) const STREAMING: u64 = u64::MAX - 1;
+
+/// A slot's clock once the connection closes: chosen to be closed while
+/// idle (its socket is being shut down), or its last response sent.
+pub(crate) const CLOSING: u64 = u64::MAX - 2;
 
 /// The open connections, at most `max` of them.
 pub struct Capacity {
@@ -65,21 +87,30 @@ pub struct Capacity {
 
 #[derive(Default)]
 struct Open {
-    /// The clock of each slot in use (`None` when free).
-    clocks: Vec<Option<Arc<AtomicU64>>>,
+    /// What each slot in use says of its connection (`None` when free).
+    clocks: Vec<Option<Arc<Clock>>>,
     /// Indexes of free entries in `clocks`.
     free: Vec<usize>,
     count: usize,
+}
+
+/// What a slot says of its connection: the connection's thread sets it,
+/// the accept loop, the watchdog and the stop read it.
+#[derive(Default)]
+struct Clock {
+    /// [`SERVING`], [`STREAMING`], [`CLOSING`], or since when the
+    /// connection's thread waits in tiny_http for a request head.
+    state: AtomicU64,
+    /// The client's address, known from the first request's head: what
+    /// `sockets.rs` finds the connection's socket by.
+    peer: OnceLock<SocketAddr>,
 }
 
 /// One open connection's place in the [`Capacity`]; dropping it frees it.
 pub struct Slot {
     capacity: Arc<Capacity>,
     index: usize,
-    /// [`SERVING`], or since when the connection's thread waits in
-    /// tiny_http for a request head: the connection's thread sets it, the
-    /// watchdog and the stop read it.
-    clock: Arc<AtomicU64>,
+    clock: Arc<Clock>,
     /// The capacity's `started`, for the clock.
     started: Instant,
 }
@@ -103,11 +134,12 @@ impl Capacity {
         lock(&self.open).count
     }
 
-    /// Waits until there is room for one more connection, or `give_up`
+    /// Waits until there is room for one more connection, or an idle
+    /// connection that can make room ([`Capacity::idlest`]), or `give_up`
     /// says to stop waiting (checked at least every 100 ms).
     pub fn wait_for_room(&self, give_up: impl Fn() -> bool) -> bool {
         let mut open = lock(&self.open);
-        while open.count >= self.max {
+        while open.count >= self.max && !open.clocks.iter().flatten().any(|c| c.idle()) {
             if give_up() {
                 return false;
             }
@@ -124,7 +156,10 @@ impl Capacity {
     /// may exceed the cap only by the connection accepted meanwhile (there
     /// is one accept loop).
     pub fn take(self: &Arc<Self>) -> Slot {
-        let clock = Arc::new(AtomicU64::new(self.now()));
+        let clock = Arc::new(Clock {
+            state: AtomicU64::new(self.now()),
+            peer: OnceLock::new(),
+        });
         let mut open = lock(&self.open);
         open.count += 1;
         let index = match open.free.pop() {
@@ -177,7 +212,48 @@ impl Capacity {
     pub fn stuck(&self, after: Duration) -> usize {
         let now = self.now();
         let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
-        self.count(|since| since != SERVING && now.saturating_sub(since) > after)
+        self.count(|since| since < CLOSING && now.saturating_sub(since) > after)
+    }
+
+    /// The idle connection that has waited the longest for its next
+    /// request, marked as closing: its client's address, for `sockets.rs`
+    /// to close it. `None` when no connection is idle.
+    pub fn idlest(&self) -> Option<SocketAddr> {
+        let open = lock(&self.open);
+        loop {
+            let clock = open
+                .clocks
+                .iter()
+                .flatten()
+                .filter(|clock| clock.idle())
+                .min_by_key(|clock| clock.state.load(Ordering::SeqCst))?;
+            if let Some(peer) = clock.close() {
+                return Some(peer);
+            }
+            // Its request arrived meanwhile: look again.
+        }
+    }
+
+    /// The idle connections that have waited longer than `after` for their
+    /// next request, marked as closing: their clients' addresses.
+    pub fn idle_longer_than(&self, after: Duration) -> Vec<SocketAddr> {
+        let now = self.now();
+        let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
+        let open = lock(&self.open);
+        let idle = open.clocks.iter().flatten().filter(|clock| {
+            clock.idle() && now.saturating_sub(clock.state.load(Ordering::SeqCst)) > after
+        });
+        idle.filter_map(|clock| clock.close()).collect()
+    }
+
+    /// The clients' addresses of the connections sending a stream.
+    pub fn streaming(&self) -> Vec<SocketAddr> {
+        let open = lock(&self.open);
+        let streams = open.clocks.iter().flatten();
+        let streams = streams.filter(|clock| clock.state.load(Ordering::SeqCst) == STREAMING);
+        streams
+            .filter_map(|clock| clock.peer.get().copied())
+            .collect()
     }
 
     /// How many open connections' clocks say `which`.
@@ -186,25 +262,61 @@ impl Capacity {
             .clocks
             .iter()
             .flatten()
-            .filter(|clock| which(clock.load(Ordering::SeqCst)))
+            .filter(|clock| which(clock.state.load(Ordering::SeqCst)))
             .count()
     }
 
     fn now(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(SERVING - 1)
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(CLOSING - 1)
+    }
+}
+
+impl Clock {
+    /// Whether the connection is idle: it has answered a request (its
+    /// client is known) and waits for the next head.
+    fn idle(&self) -> bool {
+        self.state.load(Ordering::SeqCst) < CLOSING && self.peer.get().is_some()
+    }
+
+    /// Marks an idle connection as closing, unless its next request came
+    /// first: its client's address.
+    fn close(&self) -> Option<SocketAddr> {
+        let since = self.state.load(Ordering::SeqCst);
+        let peer = *self.peer.get()?;
+        let swapped = since < CLOSING
+            && self
+                .state
+                .compare_exchange(since, CLOSING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok();
+        swapped.then_some(peer)
     }
 }
 
 impl Slot {
-    /// The connection's thread has a request head: it serves the request.
-    pub(crate) fn serving(&self) {
-        self.clock.store(SERVING, Ordering::SeqCst);
+    /// The connection's thread has a request head from `peer`: it serves
+    /// the request.
+    pub(crate) fn serving(&self, peer: Option<SocketAddr>) {
+        self.clock.state.store(SERVING, Ordering::SeqCst);
+        if let Some(peer) = peer {
+            // The same client for every request of a connection.
+            self.clock.peer.get_or_init(|| peer);
+        }
+    }
+
+    /// The connection's thread sends a stream, after the response's head.
+    pub(crate) fn streaming(&self) {
+        self.clock.state.store(STREAMING, Ordering::SeqCst);
+    }
+
+    /// The connection closes after its response.
+    pub(crate) fn closing(&self) {
+        self.clock.state.store(CLOSING, Ordering::SeqCst);
     }
 
     /// The connection's thread waits in tiny_http for the next request head.
     pub(crate) fn waiting(&self) {
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(SERVING - 1);
-        self.clock.store(now, Ordering::SeqCst);
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(CLOSING - 1);
+        self.clock.state.store(now, Ordering::SeqCst);
     }
 }
 
@@ -250,11 +362,11 @@ mod tests {
     fn a_slot_reading_a_head_for_too_long_is_stuck() {
         let capacity = Arc::new(Capacity::new(4));
         let (a, b) = (capacity.take(), capacity.take());
-        b.serving();
+        b.serving(None);
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(capacity.stuck(Duration::ZERO), 1);
         assert_eq!(capacity.stuck(Duration::from_secs(60)), 0);
-        a.serving();
+        a.serving(None);
         assert_eq!(capacity.stuck(Duration::ZERO), 0);
     }
 
@@ -262,12 +374,51 @@ mod tests {
     fn the_stop_waits_only_for_connections_serving_a_request() {
         let capacity = Arc::new(Capacity::new(4));
         let (_idle, serving) = (capacity.take(), capacity.take());
-        serving.serving();
+        serving.serving(None);
         let soon = Instant::now() + Duration::from_millis(100);
         assert!(!capacity.wait_until_idle(soon), "a request is in flight");
         serving.waiting();
         let later = Instant::now() + Duration::from_secs(5);
         assert!(capacity.wait_until_idle(later), "only an idle connection");
+    }
+
+    #[test]
+    fn the_idlest_connection_is_closed_first_and_once() {
+        let capacity = Arc::new(Capacity::new(3));
+        let (fresh, older, newer) = (capacity.take(), capacity.take(), capacity.take());
+        let peer = |port| Some(SocketAddr::from(([127, 0, 0, 1], port)));
+        older.serving(peer(1));
+        older.waiting();
+        std::thread::sleep(Duration::from_millis(20));
+        newer.serving(peer(2));
+        newer.waiting();
+        assert!(capacity.wait_for_room(|| true), "full, but one can go");
+        assert_eq!(capacity.idlest(), peer(1), "not the one never served");
+        assert_eq!(capacity.idlest(), peer(2));
+        assert_eq!(capacity.idlest(), None, "each once");
+        assert_eq!(capacity.stuck(Duration::ZERO), 1, "only the fresh one");
+        drop(fresh);
+    }
+
+    #[test]
+    fn connections_idle_too_long_are_closed() {
+        let capacity = Arc::new(Capacity::new(3));
+        let (idle, busy, streaming) = (capacity.take(), capacity.take(), capacity.take());
+        for (slot, port) in [(&idle, 1), (&busy, 2), (&streaming, 3)] {
+            slot.serving(Some(SocketAddr::from(([127, 0, 0, 1], port))));
+        }
+        idle.waiting();
+        streaming.streaming();
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            capacity
+                .idle_longer_than(Duration::from_secs(60))
+                .is_empty()
+        );
+        let closed = capacity.idle_longer_than(Duration::from_millis(5));
+        assert_eq!(closed, [SocketAddr::from(([127, 0, 0, 1], 1))]);
+        assert_eq!(capacity.serving(), 1, "a stream is not in flight");
+        assert_eq!(capacity.streaming().len(), 1);
     }
 
     #[test]

@@ -99,9 +99,6 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
 ) {
     let slot = Arc::new(slot);
     for next in requests {
-        // The slot says "waiting for a head" since it was taken or the last
-        // response was written: tiny_http has just read one.
-        slot.serving();
         let request = match next {
             Ok(request) => request,
             // tiny_http answered it (400, 408, 417) and reads no more.
@@ -110,11 +107,16 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
                 return;
             }
         };
-        let keep_alive = serve(shared, request, &slot);
-        slot.waiting();
-        if !keep_alive {
+        // The slot says "waiting for a head" since it was taken or the last
+        // response was written: tiny_http has just read one.
+        slot.serving(request.remote_addr().copied());
+        if !serve(shared, request, &slot) {
+            // Never idle, nor closed for a newcomer: a refusal's answer may
+            // still be written (`unread.rs`).
+            slot.closing();
             return;
         }
+        slot.waiting();
     }
 }
 
@@ -184,7 +186,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     } else if unread && !read_rest(&mut incoming, framing, deadline) {
         unread::answer(incoming, &reply, &date, slot)
     } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
-        stream::send(incoming, &reply.encode(&date, true, connection), body, turn)
+        stream::send(incoming, &reply, &date, connection, body, turn, slot)
     } else {
         let bytes = reply.encode(&date, head_only, connection);
         write(incoming, &bytes).map(|()| bytes.len())

@@ -31,6 +31,10 @@
 //!   bodies on upgrade offers, `100 Continue` only when the body is read;
 //! - `unread.rs`: a body refused unread, which tiny_http reads to its end
 //!   before it lets a response be written.
+//! - `sockets.rs`: tiny_http does not hand out its sockets, and nothing
+//!   in its API interrupts a connection waiting for its next request; an
+//!   idle connection is closed by finding its socket by its client's
+//!   address.
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
 //! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
@@ -42,12 +46,15 @@
 //! `Connection: close`. [`Server::wait`] returns once no request is in
 //! flight, or when the grace period is over. A connection waiting for its
 //! next request has nothing in flight: it is not waited for, and closes
-//! when the process exits.
+//! when the process exits. Nor is a stream (`/api/events`): each ends at
+//! once, and one whose client stopped reading is shut down
+//! (`sockets.rs`), its write blocked or not.
 
 mod accept;
 pub mod access_log;
 pub mod capacity;
 mod connection;
+mod sockets;
 mod stream;
 #[cfg(test)]
 mod tests;
@@ -79,6 +86,9 @@ pub struct Settings {
     pub read_timeout: Duration,
     /// How long one write may block.
     pub write_timeout: Duration,
+    /// How long a connection may wait for its next request once it has
+    /// answered one (`--keep-alive-timeout`).
+    pub keep_alive_timeout: Duration,
     /// The connection cap; `None` for [`capacity::default_max`].
     pub max_connections: Option<usize>,
     /// PEM files of a certificate chain and its key: serve HTTPS.
@@ -179,6 +189,13 @@ impl Server {
             log::warn!(target: crate::logging::LOG, "{} request(s) still in flight {GRACE:?} after the stop; closing their connections",
                 capacity.serving()
             );
+        }
+        // The streams were told to end at the stop; one still open is
+        // blocked writing to a client that does not read.
+        let streams = capacity.streaming();
+        if !streams.is_empty() {
+            self.accepting
+                .close(&streams, "the stop, a stream's client not reading");
         }
         Ok(())
     }

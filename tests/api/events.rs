@@ -2,8 +2,7 @@
 //! a server-sent event, read here from real sockets as a client reads
 //! them, line by line.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,7 @@ use widgets_todos::config::Config;
 use widgets_todos::store::Store;
 use widgets_todos::transport::GRACE;
 
+use crate::event_stream::Chunks;
 use crate::support::{Remote, Response, TempDir, TestServer, config, parse_responses, problem};
 
 const LIVE: &str = "Accept: text/event-stream";
@@ -46,7 +46,8 @@ impl Block {
 
 /// A client of the feed on a connection of its own.
 struct Subscriber {
-    reader: BufReader<TcpStream>,
+    /// The body, its chunked coding decoded.
+    reader: BufReader<Box<dyn Read + Send>>,
     head: Response,
 }
 
@@ -73,7 +74,14 @@ impl Subscriber {
             );
         }
         let head = parse_responses(&head, true).remove(0);
-        Subscriber { reader, head }
+        let body: Box<dyn Read + Send> = match head.header("Transfer-Encoding") {
+            Some("chunked") => Box::new(Chunks::new(reader)),
+            _ => Box::new(reader),
+        };
+        Subscriber {
+            reader: BufReader::new(body),
+            head,
+        }
     }
 
     /// A live subscriber to `target`, once it has read its opening lines:
@@ -428,11 +436,11 @@ fn without_accept_event_stream_the_response_is_what_is_held_and_ends() {
     let since = format!("Last-Event-ID: {}", opening.id());
     let blocks = Subscriber::open(&server, "/api/events", &[&since]).rest();
     let kinds: Vec<_> = blocks.iter().filter_map(|b| b.field("event")).collect();
-    assert_eq!(kinds, ["created", "created"]);
+    assert_eq!(kinds, ["position", "created", "created"]);
     let narrowed = Subscriber::open(&server, "/api/events?collection=widgets", &[&since]).rest();
     let data: Vec<_> = narrowed
         .iter()
-        .filter(|b| b.field("data").is_some())
+        .filter(|b| b.field("event").is_some_and(|e| e != "position"))
         .collect();
     assert_eq!(data.len(), 1);
     assert_eq!(data[0].data()["collection"], "widgets");
@@ -453,7 +461,13 @@ fn the_head_the_stream_and_its_end() {
         "the body ends with the connection"
     );
     assert_eq!(head.header("Access-Control-Allow-Origin"), Some("*"));
-    assert_eq!(opening.fields.len(), 2, "retry and id: {opening:?}");
+    assert_eq!(head.header("Transfer-Encoding"), Some("chunked"));
+    assert_eq!(opening.field("event"), Some("position"), "{opening:?}");
+    assert_eq!(
+        opening.fields.len(),
+        4,
+        "retry, event, id, data: {opening:?}"
+    );
     server.create("/api/todos", TODO);
     server.json("PATCH", "/api/todos/1", r#"{"title":"seen"}"#);
     server.create("/api/todos", TODO);
