@@ -11,7 +11,8 @@
 #   the OpenAPI document) run unchanged with Node, two clients of the
 #   change feed (eventsource for Node, sseclient-py), the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
-#   crash test of --data, a full disk under --data (as root), the import's
+#   crash test of --data, the data files changed by another program
+#   (scripts/tampered.py), a full disk under --data (as root), the import's
 #   peak memory on a json-server db.json (scripts/loadmem.py), every
 #   example of README.md and docs/, and the benchmark in its quick mode,
 #   alone and against HEAD's own build (scripts/bench.sh --against).
@@ -104,6 +105,10 @@ browser_passed=$(sed -n 's/^browser: \([0-9]*\) passed.*/\1/p' "$tmp/browser")
 echo "== crash test: kill -9 during writes with --data, 20 rounds"
 python3 scripts/crash.py --rounds 20 | tee "$tmp/crash"
 grep -q ', 0 lost,' "$tmp/crash"
+
+echo "== the data files changed by another program, then kill -9; --watch"
+python3 scripts/tampered.py | tee "$tmp/tampered"
+grep -q '^tampered: .* 0 failed' "$tmp/tampered"
 
 echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
 python3 scripts/diskfull.py | tee "$tmp/diskfull"

@@ -24,11 +24,11 @@
 //! |---|---|
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
-//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the workarounds on that path; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `access_log.rs`: one line per request |
+//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
 //! | `app/` | `mod.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
 //! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `query.rs`: the query string; `prefer.rs`: `Prefer` (RFC 7240); `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
+//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases; `lock`, the one place a lock is taken and a poisoned one taken back |
 //! | `health.rs` | what the transport tells `/healthz` |
@@ -50,25 +50,30 @@
 //!
 //! 1. `transport/connection.rs`: the connection's thread gets the request
 //!    from the HTTP library (`serve_connection`), and `serve` does the
-//!    rest: the head checked (`Framing`) and copied (`Head`), the request's
-//!    id, the handler called, the response encoded and written;
+//!    rest: the head copied (`Head`), the request's id, a turn of
+//!    `--threads` taken, the handler called (`answer`), the response
+//!    encoded and written;
 //! 2. `transport/capacity.rs`: the connection's slot says it is serving a
 //!    request, then waiting for the next (for the watchdog and the stop);
-//! 3. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
+//! 3. `transport/body.rs`: the head checked (`Framing`), the body's
+//!    reader made (`BodyReader`), and the response written by one
+//!    deadline (`write_all`);
+//! 4. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
-//! 4. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
+//! 5. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
 //!    (the resource the path names) then `route` (the method); `check`'s
 //!    checks in order; `dispatch`, and `get`;
-//! 5. `model/mod.rs`: the id, read from the path (`parse_decimal`);
-//! 6. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//! 6. `model/mod.rs`: the id, read from the path (`parse_decimal`);
+//! 7. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
 //!    the item's JSON and `ETag`, made once by [`store::render`];
-//! 7. `error.rs`: [`error::lock`], the store's lock taken;
-//! 8. `app/cors.rs`: the CORS header fields every response gets.
+//! 8. `error.rs`: [`error::lock`], the store's lock taken;
+//! 9. `app/cors.rs`: the CORS header fields every response gets.
 //!
 //! A `POST /api/todos` runs nine:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`: as for the GET,
-//!    and the body's reader (`BodyReader`), which the handler reads;
+//! 1. `transport/connection.rs`, `transport/capacity.rs`,
+//!    `transport/body.rs`: as for the GET, and the body's reader
+//!    (`BodyReader`), which the handler reads;
 //! 2. `http/mod.rs`: the body read, up to its limit, and decoded from JSON
 //!    into fields; the 201 encoded;
 //! 3. `app/mod.rs`: the routing table, the checks, and `create`;
@@ -140,7 +145,13 @@ use transport::Server;
 /// The error names the file and what is wrong.
 pub fn open_store(config: &Config) -> Result<Store, String> {
     let store = match &config.data {
-        Some(path) => Store::open(config.max_items, path)?,
+        Some(path) => {
+            let durability = store::Durability {
+                watch: config.watch,
+                ..store::Durability::default()
+            };
+            Store::open_with(config.max_items, path, durability)?
+        }
         None => Store::new(config.max_items),
     };
     if let Some(spec) = config.generate {

@@ -75,7 +75,8 @@ pub enum Kind {
     Created,
     Updated,
     Deleted,
-    /// A collection emptied (`--allow-reset`).
+    /// A collection emptied (`--allow-reset`), or replaced by an edit of
+    /// the data file (`--watch`): read it again.
     Reset,
 }
 

@@ -1,15 +1,25 @@
 //! The data files on disk: where the journal and temporary files go, the
-//! symbolic links a name may be, and how a file is replaced whole, keeping
-//! its mode, so that a crash at any moment leaves the old file or the new.
+//! symbolic links a name may be, how a file is replaced whole, keeping
+//! its mode, so that a crash at any moment leaves the old file or the new,
+//! and the snapshot's layout.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 pub(super) fn journal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".journal");
+    PathBuf::from(name)
+}
+
+/// Where `--watch` keeps an edit of the snapshot that does not load.
+pub(super) fn rejected_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".rejected");
     PathBuf::from(name)
 }
 
@@ -80,18 +90,67 @@ pub(super) fn sync_dir(path: &Path) -> io::Result<()> {
 }
 
 /// Writes `path` whole or not at all: to `path.tmp`, fsync, rename over
-/// `path`, fsync the directory.
+/// `path`, fsync the directory. Returns the written file's metadata (what
+/// is at `path` now may already be another program's).
 pub(super) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<()> {
+) -> io::Result<fs::Metadata> {
     let (tmp, file) = create_replacement(path)?;
     let mut out = BufWriter::new(file);
     write(&mut out)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
+    let written = file.metadata()?;
     fs::rename(&tmp, path)?;
-    sync_dir(path)
+    sync_dir(path)?;
+    Ok(written)
+}
+
+/// Makes the data files ready once they have loaded, and opens the journal
+/// to append to. A missing or empty (0-byte, made by hand) snapshot loads
+/// as an empty store: one that says so is written, so that the files are
+/// whole from the start (the journal, if any, still holds the rest); only
+/// now, so that a failed start changes no file.
+pub(super) fn open_files(snapshot: &Path, journal: &Path) -> Result<File, String> {
+    let missing = fs::metadata(snapshot).map_or(true, |meta| meta.len() == 0);
+    if missing {
+        let empty = Snapshot::<(), ()> {
+            seq: 0,
+            widgets: (0, Vec::new()),
+            todos: (0, Vec::new()),
+        };
+        write_atomically(snapshot, |out| write_snapshot(out, &empty))
+            .map_err(|err| cannot("create", snapshot, &err))?;
+    }
+    for leftover in [tmp_path(snapshot), tmp_path(journal)] {
+        // A compaction interrupted before its rename; never read.
+        let _ = fs::remove_file(leftover);
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(journal)
+        .map_err(|err| cannot("open", journal, &err))?;
+    for file in [snapshot, journal] {
+        sync_dir(file)
+            .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
+    }
+    Ok(file)
+}
+
+/// A new journal holding `records`, renamed over the one at `path`
+/// (`renamed` says whether the name is the new file's). It is opened before
+/// it takes the name, so that once the rename is done there is a handle on
+/// it to append to.
+pub(super) fn replace_journal(path: &Path, records: &[u8], renamed: &mut bool) -> io::Result<File> {
+    let (tmp, mut fresh) = create_replacement(path)?;
+    fresh.write_all(records)?;
+    fresh.sync_all()?;
+    fs::rename(&tmp, path)?;
+    *renamed = true;
+    sync_dir(path)?;
+    Ok(fresh)
 }
 
 /// `cannot DO PATH: ERROR`, and, when the error is a permission refused,
@@ -116,6 +175,47 @@ pub(super) fn cannot(what: &str, path: &Path, err: &io::Error) -> String {
         }
     }
     message
+}
+
+/// A snapshot to write: borrowed items, serialized outside every lock.
+pub struct Snapshot<W, T> {
+    pub seq: u64,
+    pub widgets: (u64, Vec<W>),
+    pub todos: (u64, Vec<T>),
+}
+
+/// The snapshot format: one item per line, so that it reads (and diffs)
+/// well.
+pub(super) fn write_snapshot<W: Serialize, T: Serialize>(
+    out: &mut impl Write,
+    snapshot: &Snapshot<W, T>,
+) -> io::Result<()> {
+    let (last_widget, widgets) = &snapshot.widgets;
+    let (last_todo, todos) = &snapshot.todos;
+    writeln!(
+        out,
+        "{{\"seq\": {}, \"lastId\": {{\"widgets\": {last_widget}, \"todos\": {last_todo}}},",
+        snapshot.seq
+    )?;
+    write_items(out, "widgets", widgets)?;
+    out.write_all(b",\n")?;
+    write_items(out, "todos", todos)?;
+    out.write_all(b"}\n")
+}
+
+/// `"name": [` and the items, one a line: the snapshot's layout, which
+/// `widgets-todos import` writes too.
+pub(crate) fn write_items<I: Serialize>(
+    out: &mut impl Write,
+    name: &str,
+    items: &[I],
+) -> io::Result<()> {
+    write!(out, "\"{name}\": [")?;
+    for (n, item) in items.iter().enumerate() {
+        out.write_all(if n == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut *out, item)?;
+    }
+    out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
 }
 
 /// Whether the server runs as a container's first process, as the image

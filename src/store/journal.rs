@@ -40,10 +40,19 @@
 //!
 //! Once the journal holds more records than `max(10,000, items stored)`, a
 //! background thread writes a new snapshot and drops the records it covers
-//! from the journal; also at a clean shutdown. A record's cost is therefore
+//! from the journal; also at a clean shutdown. The count starts from the
+//! records the journal holds at start-up, so that a server that crashes
+//! every few thousand writes still compacts. A record's cost is therefore
 //! constant: one append, a share of an `fdatasync`, and a bounded share of
 //! the next snapshot. See [`Storage::compact`] for the order of the steps,
 //! and why a crash between any two of them loses nothing.
+//!
+//! # Another program's change
+//!
+//! A journal replaced, deleted or cut by another program leaves the
+//! server's handle writing to a file no name leads to, or after a gap:
+//! [`Storage::journal_changed`] notices it, and a compaction writes both
+//! files again from memory (`compaction.rs`).
 //!
 //! # Loading
 //!
@@ -51,19 +60,20 @@
 //! snapshot, then every journal record with a higher `seq`, each item
 //! checked by the same rules as the API.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::edits::Edits;
+use super::Durability;
+use super::edits::{Edits, journal_change};
 use super::files::{
-    cannot, create_replacement, journal_path, resolve, sync_dir, tmp_path, write_atomically,
+    Snapshot, journal_path, open_files, replace_journal, resolve, write_atomically, write_snapshot,
 };
+use super::load::Replayed;
 use crate::error::{ApiError, lock};
 use crate::model::{MAX_SAFE_INTEGER, Resource};
 
@@ -80,13 +90,6 @@ pub const COMPACT_AFTER: u64 = 10_000;
 /// the end, and then writes are refused rather than numbered past it.
 pub const MAX_SEQ: u64 = MAX_SAFE_INTEGER;
 
-/// A snapshot to write: borrowed items, serialized outside every lock.
-pub struct Snapshot<W, T> {
-    pub seq: u64,
-    pub widgets: (u64, Vec<W>),
-    pub todos: (u64, Vec<T>),
-}
-
 /// The open data files and the group commit.
 pub struct Storage {
     snapshot_path: PathBuf,
@@ -97,6 +100,8 @@ pub struct Storage {
     changed: Condvar,
     /// The snapshot as the server last read or wrote it (`edits.rs`).
     edits: Edits,
+    /// `--watch`: an edit of the snapshot is loaded (`compaction.rs`).
+    watch: bool,
 }
 
 /// The journal's state, under `Storage::log`.
@@ -116,14 +121,26 @@ struct Log {
     flushing: bool,
     /// Why writing failed; from then on every write is refused.
     failed: Option<String>,
-    /// Records appended since the last snapshot's cut.
+    /// Records appended since the last snapshot's cut (at start-up, the
+    /// records the journal holds).
     since_cut: u64,
+    /// While a compaction runs: the records written since its cut, which
+    /// become the new journal (read back from the file, they could be
+    /// gone if another program cut it meanwhile).
+    tail: Option<Tail>,
     /// Compact once `since_cut` reaches this: `compact_after`, or the number
     /// of items stored at the last compaction if that is more.
     compact_at: u64,
     compact_after: u64,
     /// Set by `close`: the compaction thread ends.
     closing: bool,
+}
+
+/// The records a compaction carries over into the new journal.
+struct Tail {
+    /// Where its cut is, in the journal's bytes.
+    from: u64,
+    bytes: Vec<u8>,
 }
 
 /// A record just appended: its number, and the last record on disk then.
@@ -139,6 +156,9 @@ pub struct Appended {
 pub struct Cut {
     pub seq: u64,
     bytes: u64,
+    /// The records it covers since the last cut, counted again toward the
+    /// next compaction should this one fail.
+    records: u64,
 }
 
 impl Storage {
@@ -153,51 +173,22 @@ impl Storage {
     }
 
     /// Opens (creating if absent) the data files at `paths`, once `load.rs`
-    /// has loaded them: `seq` is the last record loaded, `journal_bytes`
-    /// the journal's length without a torn last line, `items` how many
-    /// items were loaded. The error is a message naming the file.
+    /// has loaded them: `seq` is the last record loaded, `journal` the
+    /// journal's length without a torn last line and its records, `items`
+    /// how many items were loaded. The error is a message naming the file.
     pub fn open(
         (snapshot_path, journal_path): (PathBuf, PathBuf),
         seq: u64,
-        journal_bytes: u64,
+        journal: Replayed,
         items: u64,
-        compact_after: u64,
+        options: Durability,
     ) -> Result<Storage, String> {
-        let path = snapshot_path.as_path();
-        // A missing or empty (0-byte, made by hand) snapshot loads as an
-        // empty store: write one that says so.
-        let missing = fs::metadata(path).map_or(true, |meta| meta.len() == 0);
-        if missing {
-            // An empty snapshot (the journal, if any, still holds the rest),
-            // so that the files are whole from the start. Only once the
-            // journal has loaded: a failed start changes no file.
-            let empty = Snapshot::<(), ()> {
-                seq: 0,
-                widgets: (0, Vec::new()),
-                todos: (0, Vec::new()),
-            };
-            write_atomically(path, |out| write_snapshot(out, &empty))
-                .map_err(|err| cannot("create", path, &err))?;
-        }
-
-        for leftover in [tmp_path(path), tmp_path(&journal_path)] {
-            // A compaction interrupted before its rename; never read.
-            let _ = fs::remove_file(leftover);
-        }
-        // Read too: a compaction copies the journal's tail from it.
-        let file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(&journal_path)
-            .map_err(|err| cannot("open", &journal_path, &err))?;
-        for file in [path, &journal_path] {
-            sync_dir(file)
-                .map_err(|err| format!("cannot sync the directory of {}: {err}", file.display()))?;
-        }
+        let compact_after = options.compact_after;
+        let file = open_files(&snapshot_path, &journal_path)?;
         let edits = Edits::new(&snapshot_path);
         Ok(Storage {
             edits,
+            watch: options.watch,
             snapshot_path,
             journal_path,
             log: Mutex::new(Log {
@@ -205,11 +196,12 @@ impl Storage {
                 pending: Vec::new(),
                 next_seq: seq + 1,
                 durable: seq,
-                appended_bytes: journal_bytes,
-                written_bytes: journal_bytes,
+                appended_bytes: journal.bytes,
+                written_bytes: journal.bytes,
                 flushing: false,
                 failed: None,
-                since_cut: 0,
+                since_cut: journal.records,
+                tail: None,
                 compact_after,
                 compact_at: compact_after.max(items),
                 closing: false,
@@ -348,6 +340,12 @@ impl Storage {
         match result {
             Ok(()) => {
                 log.durable = upto;
+                let at = log.written_bytes;
+                if let Some(tail) = &mut log.tail {
+                    // The part of the batch after the compaction's cut.
+                    let skip = tail.from.saturating_sub(at).min(batch.len() as u64);
+                    tail.bytes.extend_from_slice(&batch[skip as usize..]);
+                }
                 log.written_bytes += batch.len() as u64;
                 if log.pending.is_empty() {
                     // Keep the allocation for the next batch.
@@ -395,10 +393,15 @@ impl Storage {
     /// falls between the state copied and the cut.
     pub fn cut(&self) -> Cut {
         let mut log = self.log();
-        log.since_cut = 0;
+        let records = std::mem::take(&mut log.since_cut);
+        log.tail = Some(Tail {
+            from: log.appended_bytes,
+            bytes: Vec::new(),
+        });
         Cut {
             seq: log.next_seq - 1,
             bytes: log.appended_bytes,
+            records,
         }
     }
 
@@ -408,35 +411,46 @@ impl Storage {
     /// leaves files that load to the same state: the old snapshot with the
     /// whole journal, the new snapshot with the whole journal (records up
     /// to `cut.seq` are skipped), or the new snapshot with the new journal.
+    /// Neither file is read: the new journal's records are those written
+    /// since the cut, kept in memory meanwhile, so a journal that another
+    /// program replaced, deleted or cut is made whole again too. With
+    /// `keep_edits` (`--watch`), a snapshot edited since the last look is
+    /// not replaced: the error is `Interrupted`, and the next look loads it.
     pub fn compact<W: Serialize, T: Serialize>(
         &self,
         snapshot: &Snapshot<W, T>,
         cut: Cut,
         items: u64,
+        keep_edits: bool,
+    ) -> io::Result<()> {
+        let result = self.replace_files(snapshot, cut, items, keep_edits);
+        if result.is_err() {
+            let mut log = self.log();
+            log.tail = None;
+            log.since_cut += cut.records;
+        }
+        result
+    }
+
+    fn replace_files<W: Serialize, T: Serialize>(
+        &self,
+        snapshot: &Snapshot<W, T>,
+        cut: Cut,
+        items: u64,
+        keep_edits: bool,
     ) -> io::Result<()> {
         // Everything up to the cut must be durable before the snapshot that
         // holds it is written: should a journal write fail meanwhile, the
         // store takes those changes back, and a snapshot holding them would
         // bring them back at the next start.
-        let mut log = self.log();
-        loop {
-            if let Some(why) = &log.failed {
-                return Err(io::Error::other(why.clone()));
-            }
-            if log.written_bytes >= cut.bytes {
-                break;
-            }
-            log = if log.flushing {
-                self.wait(log)
-            } else {
-                self.flush(log)
-            };
-        }
-        drop(log);
+        drop(self.written_up_to(cut.bytes)?);
 
-        self.edits.before_replacing();
-        write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
-        self.edits.replaced();
+        let Ok(replacing) = self.edits.before_replacing(keep_edits) else {
+            let edited = "the snapshot was edited meanwhile: the edit is loaded first";
+            return Err(io::Error::new(io::ErrorKind::Interrupted, edited));
+        };
+        let written = write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
+        self.edits.replaced(replacing, &written);
 
         // Nothing may be written while the journal is replaced.
         let mut log = self.log();
@@ -450,36 +464,26 @@ impl Storage {
             log = self.wait(log);
         }
         log.flushing = true;
-        let (file, end) = (Arc::clone(&log.file), log.written_bytes);
+        let tail = log.tail.take().map(|tail| tail.bytes).unwrap_or_default();
+        debug_assert_eq!(tail.len() as u64, log.written_bytes - cut.bytes);
         drop(log);
 
-        // The new journal is opened before it takes the old one's name, so
-        // that once the rename is done there is a handle on it.
         let mut renamed = false;
-        let replaced = (|| -> io::Result<File> {
-            let mut tail = vec![0u8; (end - cut.bytes) as usize];
-            file.read_exact_at(&mut tail, cut.bytes)?;
-            let (tmp, mut fresh) = create_replacement(&self.journal_path)?;
-            fresh.write_all(&tail)?;
-            fresh.sync_all()?;
-            fs::rename(&tmp, &self.journal_path)?;
-            renamed = true;
-            sync_dir(&self.journal_path)?;
-            Ok(fresh)
-        })();
+        let replaced = replace_journal(&self.journal_path, &tail, &mut renamed);
 
         let mut log = self.log();
         log.flushing = false;
         let result = match replaced {
             Ok(fresh) => {
                 log.file = Arc::new(fresh);
-                log.written_bytes -= cut.bytes;
+                log.written_bytes = tail.len() as u64;
                 log.appended_bytes -= cut.bytes;
                 log.compact_at = log.compact_after.max(items);
                 Ok(())
             }
-            // The old journal is still whole and still in use: nothing lost,
-            // the next compaction tries again.
+            // The old journal is still in use: the next compaction tries
+            // again (the records of the tail are in the old file, unless
+            // another program cut it, which the next look sees again).
             Err(err) if !renamed => Err(err),
             // The name is the new file's, but perhaps not durably so: a
             // crash could bring the old journal back, without whatever we
@@ -494,6 +498,71 @@ impl Storage {
         };
         self.changed.notify_all();
         result
+    }
+
+    /// Flushes until the journal's first `bytes` are written (group
+    /// commit's leader or follower), and returns with its lock; the error
+    /// once writing has failed.
+    fn written_up_to(&self, bytes: u64) -> io::Result<MutexGuard<'_, Log>> {
+        let mut log = self.log();
+        loop {
+            if let Some(why) = &log.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if log.written_bytes >= bytes {
+                return Ok(log);
+            }
+            log = if log.flushing {
+                self.wait(log)
+            } else {
+                self.flush(log)
+            };
+        }
+    }
+
+    /// Makes every record appended so far durable. Called with every
+    /// collection's lock held, nothing is appended meanwhile, so every
+    /// change made in memory is then on disk, with nothing to take back.
+    pub fn sync_appended(&self) -> io::Result<()> {
+        let appended = self.log().appended_bytes;
+        self.written_up_to(appended).map(drop)
+    }
+
+    /// Records appended since the last snapshot's cut.
+    pub fn since_cut(&self) -> u64 {
+        self.log().since_cut
+    }
+
+    /// What another program did to the journal, if anything (see
+    /// [`journal_change`]). The compaction thread calls it about once a
+    /// second, and nothing is looked at on a write.
+    pub fn journal_changed(&self) -> Option<String> {
+        let (ours, written, flushing) = {
+            let log = self.log();
+            // After a failure nothing more is written anyway.
+            if log.failed.is_some() {
+                return None;
+            }
+            // Under the lock, `written_bytes` cannot grow: the file holds
+            // at least that many bytes, and, unless a flush is writing,
+            // exactly that many.
+            (log.file.metadata().ok()?, log.written_bytes, log.flushing)
+        };
+        journal_change(&self.journal_path, &ours, written, flushing)
+    }
+
+    /// The snapshot, as the server last read or wrote it.
+    pub(super) fn edits(&self) -> &Edits {
+        &self.edits
+    }
+
+    /// `--watch`: load edits of the snapshot.
+    pub(super) fn watching(&self) -> bool {
+        self.watch
+    }
+
+    pub(super) fn journal_path(&self) -> &Path {
+        &self.journal_path
     }
 
     /// Blocks until a compaction is due (`Some(true)`) or `timeout` has
@@ -519,11 +588,6 @@ impl Storage {
         }
     }
 
-    /// Logs an edit of the data file by another program (`edits.rs`).
-    pub fn look_for_edits(&self) {
-        self.edits.look();
-    }
-
     /// Ends the compaction thread's wait.
     pub fn close(&self) {
         self.log().closing = true;
@@ -535,38 +599,4 @@ fn unavailable(why: &str) -> ApiError {
     ApiError::StorageUnavailable {
         detail: format!("the data file cannot be written ({why}); no change is accepted"),
     }
-}
-
-/// The snapshot format: one item per line, so that it reads (and diffs)
-/// well.
-fn write_snapshot<W: Serialize, T: Serialize>(
-    out: &mut impl Write,
-    snapshot: &Snapshot<W, T>,
-) -> io::Result<()> {
-    let (last_widget, widgets) = &snapshot.widgets;
-    let (last_todo, todos) = &snapshot.todos;
-    writeln!(
-        out,
-        "{{\"seq\": {}, \"lastId\": {{\"widgets\": {last_widget}, \"todos\": {last_todo}}},",
-        snapshot.seq
-    )?;
-    write_items(out, "widgets", widgets)?;
-    out.write_all(b",\n")?;
-    write_items(out, "todos", todos)?;
-    out.write_all(b"}\n")
-}
-
-/// `"name": [` and the items, one a line: the snapshot's layout, which
-/// `widgets-todos import` writes too.
-pub(crate) fn write_items<I: Serialize>(
-    out: &mut impl Write,
-    name: &str,
-    items: &[I],
-) -> io::Result<()> {
-    write!(out, "\"{name}\": [")?;
-    for (n, item) in items.iter().enumerate() {
-        out.write_all(if n == 0 { b"\n" } else { b",\n" })?;
-        serde_json::to_writer(&mut *out, item)?;
-    }
-    out.write_all(if items.is_empty() { b"]" } else { b"\n]" })
 }

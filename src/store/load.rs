@@ -67,13 +67,26 @@ pub struct State {
     pub seq: u64,
 }
 
+/// The journal as start-up found it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Replayed {
+    /// Its length once a torn last line, if any, is cut off.
+    pub bytes: u64,
+    /// Its records, those the snapshot already holds included: they count
+    /// toward the next compaction.
+    pub records: u64,
+}
+
 /// Loads the snapshot at `snapshot` (if there is one, and it is not empty)
-/// and the journal records after it; returns the state and the journal's
-/// length once a torn last line, if any, is cut off. Each collection may
-/// hold at most `max_items` items.
-pub fn load(snapshot: &Path, journal: &Path, max_items: usize) -> Result<(State, u64), String> {
+/// and the journal records after it; returns the state and the journal as
+/// found. Each collection may hold at most `max_items` items.
+pub fn load(
+    snapshot: &Path,
+    journal: &Path,
+    max_items: usize,
+) -> Result<(State, Replayed), String> {
     let mut state = read_snapshot(snapshot, max_items)?.unwrap_or_default();
-    let journal_bytes = replay_journal(journal, &mut state)?;
+    let replayed = replay_journal(journal, &mut state)?;
     for (count, name) in [
         (state.widgets.items.len(), Widget::COLLECTION),
         (state.todos.items.len(), Todo::COLLECTION),
@@ -83,7 +96,7 @@ pub fn load(snapshot: &Path, journal: &Path, max_items: usize) -> Result<(State,
             return Err(format!("{}: {too_many}", journal.display()));
         }
     }
-    Ok((state, journal_bytes))
+    Ok((state, replayed))
 }
 
 /// The snapshot at `path`, or `None` when there is no such file or it is
@@ -121,8 +134,9 @@ fn how_to_fix(err: &str, path: &Path) -> String {
     )
 }
 
-/// Reads a snapshot or a hand-written fixture.
-fn parse_snapshot(text: &[u8], max_items: usize) -> Result<State, String> {
+/// Reads a snapshot or a hand-written fixture (`--watch` reads an edit
+/// with it too).
+pub(super) fn parse_snapshot(text: &[u8], max_items: usize) -> Result<State, String> {
     let mut state = State::default();
     let mut document = serde_json::Deserializer::from_slice(text);
     let parsed = document
@@ -324,14 +338,14 @@ fn too_many(count: usize, name: &str, max_items: usize) -> String {
     )
 }
 
-/// Applies every journal record after `state.seq`; returns the journal's
-/// length once a torn last line, if any, is cut off. Only the bytes the
+/// Applies every journal record after `state.seq`; returns the journal as
+/// found, once a torn last line, if any, is cut off. Only the bytes the
 /// file holds when it is opened are read.
-fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
+fn replay_journal(path: &Path, state: &mut State) -> Result<Replayed, String> {
     let shown = path.display();
     let file = match File::open(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Replayed::default()),
         Err(err) => return Err(format!("cannot read {shown}: {err}")),
     };
     let length = file
@@ -347,14 +361,20 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
         let read = lines
             .read_until(b'\n', &mut line)
             .map_err(|err| format!("cannot read {shown}: {err}"))?;
+        let found = Replayed {
+            bytes: good,
+            records: line_no,
+        };
         if read == 0 {
-            return Ok(good);
+            return Ok(found);
         }
         line_no += 1;
         // A record is acknowledged only once its newline is on disk, so a
         // last line without one was never acknowledged: drop it unread.
         let Some(record) = line.strip_suffix(b"\n") else {
-            log::warn!(target: crate::logging::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written"
+            log::warn!(target: crate::logging::LOG, "{shown}: dropping line {line_no}, cut short by a crash while it was written \
+                 (never acknowledged; but if another program cut the journal there, the records that \
+                 followed, acknowledged writes, are gone)"
             );
             let file = OpenOptions::new()
                 .write(true)
@@ -363,7 +383,7 @@ fn replay_journal(path: &Path, state: &mut State) -> Result<u64, String> {
             file.set_len(good)
                 .and_then(|()| file.sync_all())
                 .map_err(|err| format!("cannot cut the torn line from {shown}: {err}"))?;
-            return Ok(good);
+            return Ok(found);
         };
         // A whole line that does not load was not torn by a crash: the
         // file was damaged or edited, and guessing which records to keep
@@ -418,7 +438,12 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
     }
     if seq != state.seq + 1 {
         return Err(format!(
-            "records {} to {} are missing: this journal does not follow on from the snapshot",
+            "records {} to {} are missing: this journal does not follow on from the snapshot. \
+             Those records were acknowledged writes, which these files no longer hold: the \
+             journal was cut, replaced or deleted by another program, or one of the two files \
+             was restored without the other. Restore both from one back-up (the journal copied \
+             first); or, to serve the snapshot without the journal's changes, move the journal \
+             aside and start again",
             state.seq + 1,
             seq - 1
         ));

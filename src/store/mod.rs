@@ -52,10 +52,11 @@ use std::thread::JoinHandle;
 
 use crate::error::{ApiError, lock};
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
+pub use compaction::Durability;
 use feed::{Feed, Kind};
+pub(crate) use files::write_items;
 use items::Items;
-pub(crate) use journal::write_items;
-use journal::{Appended, COMPACT_AFTER, Storage};
+use journal::{Appended, Storage};
 use load::{Loaded, State};
 
 mod compaction;
@@ -217,6 +218,16 @@ impl<T: Resource> Collection<T> {
         }
     }
 
+    /// The items loaded from an edit of the data file (`--watch`), in
+    /// place of these. Ids are never reused: `last_id` keeps the higher.
+    /// Call it once every change is durable: there is nothing to undo.
+    fn replace(&mut self, loaded: Loaded<T>) {
+        self.items = loaded.items;
+        self.last_id = self.last_id.max(loaded.last_id);
+        self.undo.clear();
+        self.changed(None);
+    }
+
     /// A change: the JSON kept of the item (or of all, `None`) and of the
     /// list, and the sorted orders, are dropped.
     fn changed(&mut self, id: Option<u64>) {
@@ -253,7 +264,7 @@ impl Store {
     /// A store kept in the data files at `path` (see `journal.rs`), loaded
     /// from them. The error names the file and what is wrong with it.
     pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
-        Store::open_compacting_after(max_items, path, COMPACT_AFTER)
+        Store::open_with(max_items, path, Durability::default())
     }
 
     /// [`Store::open`], compacting after `records` journal records rather
@@ -263,10 +274,19 @@ impl Store {
         path: &Path,
         records: u64,
     ) -> Result<Store, String> {
+        let options = Durability {
+            compact_after: records,
+            watch: false,
+        };
+        Store::open_with(max_items, path, options)
+    }
+
+    /// [`Store::open`], with the given [`Durability`].
+    pub fn open_with(max_items: usize, path: &Path, options: Durability) -> Result<Store, String> {
         let paths = Storage::paths(path)?;
-        let (state, journal_bytes) = load::load(&paths.0, &paths.1, max_items)?;
+        let (state, journal) = load::load(&paths.0, &paths.1, max_items)?;
         let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
-        let storage = Storage::open(paths, state.seq, journal_bytes, items, records)?;
+        let storage = Storage::open(paths, state.seq, journal, items, options)?;
         let store = Store::with(max_items, state, Some(storage));
         let shared = Arc::clone(&store.shared);
         let compactor = std::thread::Builder::new()

@@ -8,20 +8,25 @@
 //! responses go in the order of the requests (RFC 9112 section 9.3.2), and
 //! one thread per connection gives that order for free.
 //!
+//! Every request's handler holds a [`Turn`] of `--threads`, and nothing
+//! else does: not a body still arriving, not a response held back by a
+//! delay, not a response on its way to a client (`body.rs`).
+//!
 //! Around the normal path, each of tiny_http's gaps is closed by one named
-//! piece below, whose comment says the defect and the test that proves it:
-//! [`Framing`] (framing the library would guess at), [`BodyReader`] (a
-//! whole body's deadline, an upgrade offer's body), and in `unread.rs`
-//! the answer to a body refused before it was read.
+//! piece, whose comment says the defect and the test that proves it: in
+//! `body.rs`, `Framing` (framing the library would guess at) and
+//! `BodyReader` (a whole body's deadline, an upgrade offer's body); in
+//! `body.rs`, a whole response's deadline; in `unread.rs`, the answer to
+//! a body refused before it was read.
 
 use std::borrow::Cow;
-use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::body::{self, BodyReader, Framing, Room, Unsent, field};
 use super::capacity::Slot;
 use super::lock;
 use super::{access_log, stream, unread};
@@ -35,6 +40,10 @@ pub(crate) struct Shared {
     pub max_body_bytes: usize,
     /// `--read-timeout`: also the most a whole body may take.
     pub read_timeout: Duration,
+    /// `--write-timeout`: the most a whole response may take.
+    pub write_timeout: Duration,
+    /// The room for responses waiting on their clients.
+    unsent: Unsent,
     /// At most `--threads` requests are handled at once.
     pub turns: Turns,
     /// Whether access lines are logged (`--log-level info` or more, and
@@ -55,6 +64,8 @@ impl Shared {
             handler,
             max_body_bytes: settings.max_body_bytes,
             read_timeout: settings.read_timeout,
+            write_timeout: settings.write_timeout,
+            unsent: Unsent::new(),
             turns: Turns::new(settings.threads),
             access_log: settings.access_log && access_log::enabled(),
             stopping: AtomicBool::new(false),
@@ -128,12 +139,12 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     let framing = Framing::of(&incoming);
     let refused = framing.error(&incoming);
     let mut head = Head::of(&incoming);
-    // A body still on its way waits on its client, not on the CPU: such a
-    // request is handled without a turn, or a few slow uploads would hold
-    // every turn (`tests/api/hardening.rs`, `slow_uploads_do_not_hold_the_threads`).
-    let mut turn = (!framing.arrives_slowly()).then(|| shared.turns.take());
+    // Every request's handler holds a turn, whatever its framing; the
+    // reader gives it back while a body arrives (`BodyReader`).
+    let mut turn = Some(shared.turns.take());
     let deadline = started + shared.read_timeout;
-    let mut body = BodyReader::new(&mut incoming, framing, deadline);
+    let turns = Some((&mut turn, &shared.turns));
+    let mut body = BodyReader::new(&mut incoming, framing, deadline, turns);
     let mut request = Request {
         method: head.method,
         method_name: &head.method_name,
@@ -145,33 +156,21 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         max_body_bytes: shared.max_body_bytes,
         body_read: None,
     };
-    // 2. The handler; its panic is a 500, and the connection goes on.
-    let handler = &*shared.handler;
+    // 2. The handler, and the room its response takes while it is sent.
     let was_refused = refused.is_some();
-    let mut reply = match refused {
-        Some(error) => handler.refuse(&request, error),
-        None => catch_unwind(AssertUnwindSafe(|| handler.handle(&mut request)))
-            .unwrap_or_else(|_| handler.refuse(&request, ApiError::Internal)),
-    };
+    let (mut reply, _room) = answer(shared, &mut request, refused);
     drop(request);
     let unread = !body.finished && framing.arrives_slowly();
     reply.identify(head.id.clone());
     // 3. A response held back (`--delay`, `_delay`) waits without its turn.
     if !reply.delay.is_zero() {
-        drop(turn.take());
+        turn = None;
         shared.wait_until(started + reply.delay);
     }
     // 4. Whether the connection closes after this response: the framing
     //    was refused, a body was left unread (what follows could pass for
-    //    a request), the body stopped (408), the client asked, the server
-    //    stops, no answer, or a stream, whose end is the connection's.
-    let close = was_refused
-        || unread
-        || reply.status == 408
-        || framing.close
-        || shared.stopping.load(Ordering::SeqCst)
-        || reply.unanswered
-        || matches!(reply.body, Some((_, Body::Stream(_))));
+    //    a request), or one of `closes`.
+    let close = was_refused || unread || closes(shared, framing, &reply);
     let connection = match (close, framing.keep_alive_10) {
         (true, _) => Some("close"),
         (false, true) => Some("keep-alive"),
@@ -179,19 +178,30 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     };
     let date = httpdate::fmt_http_date(SystemTime::now());
     let head_only = matches!(head.method, Method::Head);
+    // 5. The response on the wire, without the turn: a client that reads
+    //    slowly, or sends the rest of a body refused unread, waits alone;
+    //    no answer (`_fault=close`): the socket closes with the connection.
     let sent = if reply.unanswered {
-        // Nothing is written; the socket closes with the connection.
         drop(incoming.into_writer());
         Ok(0)
-    } else if unread && !read_rest(&mut incoming, framing, deadline) {
-        unread::answer(incoming, &reply, &date, slot)
     } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
-        stream::send(incoming, &reply, &date, connection, body, turn, slot)
+        let head = reply.encode(&date, true, connection);
+        stream::send(incoming, &head, body, turn, slot, shared.write_timeout)
+    } else if unread {
+        drop(turn);
+        let ours = reply.encode(&date, false, connection);
+        unread::answer(incoming, &reply, &ours, framing, deadline, shared, slot)
     } else {
-        let bytes = reply.encode(&date, head_only, connection);
-        write(incoming, &bytes).map(|()| bytes.len())
+        // A large body is written after its head, not copied behind it.
+        let body = reply.body_bytes();
+        let apart = !head_only && body.len() > body::SMALL;
+        let bytes = reply.encode(&date, head_only || apart, connection);
+        drop(turn);
+        let parts = [&bytes[..], if apart { body } else { &[] }];
+        let due = Instant::now() + shared.write_timeout;
+        body::write_all(&mut incoming.into_writer(), &parts, due)
     };
-    // 5. One access-log line.
+    // 6. One access-log line.
     match sent {
         Ok(bytes) if shared.access_log => head.log(&reply, bytes, started),
         Ok(_) => {}
@@ -201,6 +211,52 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
         }
     }
     !close
+}
+
+/// Whether the connection closes after `reply`: the body stopped (408),
+/// the client asked, the server stops, no answer, or a stream, whose end
+/// is the connection's.
+fn closes(shared: &Shared, framing: Framing, reply: &Response) -> bool {
+    reply.status == 408
+        || framing.close
+        || shared.stopping.load(Ordering::SeqCst)
+        || reply.unanswered
+        || matches!(reply.body, Some((_, Body::Stream(_))))
+}
+
+/// The handler's response to `request` (its panic is a 500), and the room
+/// it takes while it is sent (`body.rs`). A large response that finds no
+/// room is dropped for a 503 that says when to retry.
+fn answer<'s>(
+    shared: &'s Shared,
+    request: &mut Request<'_>,
+    refused: Option<ApiError>,
+) -> (Response, Option<Room<'s>>) {
+    let handler = &*shared.handler;
+    let reply = match refused {
+        Some(error) => handler.refuse(request, error),
+        None => catch_unwind(AssertUnwindSafe(|| handler.handle(request)))
+            .unwrap_or_else(|_| handler.refuse(request, ApiError::Internal)),
+    };
+    let size = reply.body_bytes().len();
+    if size <= body::SMALL {
+        return (reply, None);
+    }
+    if let Some(room) = shared.unsent.take(size) {
+        return (reply, Some(room));
+    }
+    log::warn!(target: crate::logging::LOG, "a response of {size} bytes answered 503: responses waiting on their clients hold {} MiB already",
+        body::UNSENT_MAX >> 20
+    );
+    let busy = ApiError::Unavailable {
+        detail:
+            "the server holds as many large responses as it may for clients still reading theirs"
+                .into(),
+    };
+    let busy = handler
+        .refuse(request, busy)
+        .with_header("Retry-After", "1");
+    (busy, None)
 }
 
 /// What the application and the access log need of a request's head,
@@ -257,28 +313,12 @@ impl Head {
     }
 }
 
-/// Reads what is left of a body the handler refused unread, so that our
-/// own response can follow (`unread.rs`); `false` when it cannot be: the
-/// client waits for `100 Continue`, or the body is too large or stops.
-fn read_rest(incoming: &mut tiny_http::Request, framing: Framing, deadline: Instant) -> bool {
-    if framing.expect || framing.length.is_some_and(|n| n > unread::READ_AT_MOST) {
-        return false;
-    }
-    let mut body = BodyReader::new(incoming, framing, deadline);
-    unread::read_rest(&mut body) && body.finished
-}
-
-/// Writes a whole response. `into_writer` gives the connection's writer.
-fn write(incoming: tiny_http::Request, bytes: &[u8]) -> io::Result<()> {
-    let mut writer = incoming.into_writer();
-    writer.write_all(bytes)?;
-    writer.flush()
-}
-
 /// At most `--threads` requests are handled at once: each takes a
-/// [`Turn`] for its handler and its response's writing, and the others
-/// wait for one. This bounds the memory and the CPU the server's work can
-/// take, however many connections are open.
+/// [`Turn`] for its handler, and the others wait for one. This bounds the
+/// memory and the CPU the server's work can take, however many
+/// connections are open. A turn is held only while the server works:
+/// never while a body arrives (`BodyReader` gives it back meanwhile), a
+/// response waits out a delay, or a client reads its response.
 pub(crate) struct Turns {
     free: Mutex<usize>,
     freed: Condvar,
@@ -295,7 +335,7 @@ impl Turns {
         }
     }
 
-    fn take(&self) -> Turn<'_> {
+    pub(super) fn take(&self) -> Turn<'_> {
         // Nothing a panic could leave half done is under this lock.
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         while *free == 0 {
@@ -313,231 +353,6 @@ impl Drop for Turn<'_> {
     fn drop(&mut self) {
         *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
         self.0.freed.notify_one();
-    }
-}
-
-/// What a request's header fields say about its body, looked up once.
-///
-/// tiny_http frames bodies itself, but with gaps this closes:
-/// - it cannot see a `Content-Length` or `Transfer-Encoding` sent twice,
-///   nor a `Content-Length` that is not plain digits or does not fit in 64
-///   bits (it then reads no body, and the body would be read as the next
-///   request): [`Framing::error`] refuses them, and the connection closes
-///   (`tests/api/hardening.rs`, `ambiguous_framing_is_400...`,
-///   `a_content_length_beyond_64_bits...`);
-/// - it decodes `chunked` after any other transfer coding (`gzip,
-///   chunked`) as if there were none: 501, as RFC 9112 section 6.1 asks
-///   of a coding the server does not implement;
-/// - it serves an HTTP/1.1 request without `Host`, or with two: 400 (RFC
-///   9112 section 3.2).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Framing {
-    /// A `Content-Length` field is present.
-    length_field: bool,
-    /// A `Transfer-Encoding` field is present.
-    chunked: bool,
-    /// The client waits for `100 Continue` before it sends the body.
-    expect: bool,
-    /// `Connection: upgrade`.
-    upgrade: bool,
-    /// The `Content-Length`, as tiny_http parsed it.
-    pub length: Option<u64>,
-    /// The client asked to close the connection after this response, or
-    /// speaks HTTP/1.0 without asking for keep-alive, or offered an upgrade
-    /// (tiny_http then reads nothing more from the connection).
-    pub close: bool,
-    /// HTTP/1.0 with `Connection: keep-alive`: said back in the response.
-    pub keep_alive_10: bool,
-}
-
-impl Framing {
-    pub fn of(request: &tiny_http::Request) -> Framing {
-        let http_10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
-        let (mut upgrade, mut close, mut keep_alive) = (false, false, false);
-        if let Some(connection) = field(request, "Connection") {
-            upgrade = has_token(connection, "upgrade");
-            close = has_token(connection, "close");
-            keep_alive = has_token(connection, "keep-alive");
-        }
-        let keep_alive_10 = http_10 && keep_alive && !close;
-        Framing {
-            length_field: field(request, "Content-Length").is_some(),
-            chunked: field(request, "Transfer-Encoding").is_some(),
-            expect: field(request, "Expect").is_some(),
-            upgrade,
-            length: request
-                .body_length()
-                .map(u64::try_from)
-                .and_then(Result::ok),
-            close: close || upgrade || (http_10 && !keep_alive_10),
-            keep_alive_10,
-        }
-    }
-
-    /// Whether reading the body means waiting on the client. tiny_http
-    /// reads a body of up to 1024 bytes before it hands the request over,
-    /// unless the client waits for `100 Continue` or offers an upgrade;
-    /// anything else comes off the socket as it is read.
-    pub fn arrives_slowly(self) -> bool {
-        self.chunked || self.expect || self.upgrade || matches!(self.length, Some(n) if n > 1024)
-    }
-
-    /// Framing or a head that tiny_http would serve as something it is
-    /// not; see the type's comment.
-    pub fn error(self, request: &tiny_http::Request) -> Option<ApiError> {
-        let host = field(request, "Host");
-        let http_11 = *request.http_version() == tiny_http::HTTPVersion(1, 1);
-        if http_11 && host.is_none() {
-            return Some(ApiError::BadRequest {
-                detail: "an HTTP/1.1 request needs a Host header".into(),
-                hint: Some("send Host: with the server's name and port".into()),
-            });
-        }
-        if let Some(name) = repeats(request, host.is_some(), self) {
-            let framing = if name == "Host" {
-                ""
-            } else {
-                "ambiguous message framing: "
-            };
-            return Some(ApiError::bad_request(format!(
-                "{framing}more than one {name} header"
-            )));
-        }
-        if let Some(coding) = field(request, "Transfer-Encoding") {
-            if !coding.trim().eq_ignore_ascii_case("chunked") {
-                return Some(ApiError::NotImplemented {
-                    detail: format!(
-                        "Transfer-Encoding '{coding}': this server decodes only chunked"
-                    ),
-                });
-            }
-            if self.upgrade {
-                return Some(ApiError::BadRequest {
-                    detail: "a chunked body with Connection: upgrade is not supported".into(),
-                    hint: Some(
-                        "send the body with a Content-Length, or without the upgrade offer".into(),
-                    ),
-                });
-            }
-        }
-        let length = field(request, "Content-Length")?;
-        let why = if length.is_empty() || !length.as_bytes().iter().all(u8::is_ascii_digit) {
-            "is not a number"
-        } else if self.length.is_none() {
-            "is too large"
-        } else {
-            return None;
-        };
-        Some(ApiError::bad_request(format!(
-            "ambiguous message framing: Content-Length '{length}' {why}"
-        )))
-    }
-}
-
-/// A header field's first value (tiny_http's `Headers` finds only the
-/// first).
-fn field<'a>(request: &'a tiny_http::Request, name: &str) -> Option<&'a str> {
-    match request.headers().get(name) {
-        Some(value) => Some(value.as_str()),
-        None => None,
-    }
-}
-
-/// Which of `Host` (when `host`, it is there), `Content-Length` and
-/// `Transfer-Encoding` (when `framing` has them) the request carries more
-/// than once. tiny_http's `Headers` finds only the first match and cannot
-/// be iterated, so we look on one copy, renaming each first match before
-/// looking again.
-fn repeats(request: &tiny_http::Request, host: bool, framing: Framing) -> Option<&'static str> {
-    let present = [
-        ("Host", host),
-        ("Content-Length", framing.length_field),
-        ("Transfer-Encoding", framing.chunked),
-    ];
-    let mut headers = request.headers().clone();
-    let renamed: tiny_http::HeaderField = "X-Counted".parse().ok()?;
-    for (name, there) in present {
-        if !there {
-            continue;
-        }
-        if let Some(first) = headers.get_header_mut(name) {
-            first.field = renamed.clone();
-        }
-        if headers.contains(name) {
-            return Some(name);
-        }
-    }
-    None
-}
-
-/// Whether a header value mentions `token`, in any case (as tiny_http
-/// matches them).
-fn has_token(value: &str, token: &str) -> bool {
-    value
-        .as_bytes()
-        .windows(token.len())
-        .any(|w| w.eq_ignore_ascii_case(token.as_bytes()))
-}
-
-/// The body as the handler reads it. Two gaps of tiny_http are closed
-/// here:
-/// - it has no deadline for a whole body: this one has the read timeout
-///   (`tests/api/hardening.rs`, `a_trickled_body_gets_408...`);
-/// - for a request that offers `Connection: upgrade` it hands over the raw
-///   connection as the body: this reader stops at the `Content-Length`
-///   (`an_upgrade_offer_with_a_body_is_ignored...`).
-///
-/// tiny_http sends `100 Continue` when its reader is first asked for, so
-/// asking only at the first read means a body refused unread is never
-/// invited (`tests/api/wire.rs`, `expect_100_continue_not_sent_when_refused_early`).
-pub(crate) struct BodyReader<'a> {
-    request: &'a mut tiny_http::Request,
-    deadline: Instant,
-    /// Whether a read has reached the end of the body.
-    pub finished: bool,
-    /// The bytes still to come when the library's reader does not stop at
-    /// the body's end (an upgrade offer).
-    left: Option<u64>,
-}
-
-impl<'a> BodyReader<'a> {
-    fn new(request: &'a mut tiny_http::Request, framing: Framing, deadline: Instant) -> Self {
-        BodyReader {
-            request,
-            deadline,
-            finished: !framing.chunked && framing.length.unwrap_or(0) == 0,
-            left: framing.upgrade.then_some(framing.length.unwrap_or(0)),
-        }
-    }
-}
-
-impl Read for BodyReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.finished {
-            return Ok(0);
-        }
-        if Instant::now() > self.deadline {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the body took longer than the read timeout",
-            ));
-        }
-        let room = match self.left {
-            Some(left) => buf.len().min(usize::try_from(left).unwrap_or(usize::MAX)),
-            None => buf.len(),
-        };
-        let n = if room == 0 {
-            0
-        } else {
-            self.request.as_reader().read(&mut buf[..room])?
-        };
-        if let Some(left) = &mut self.left {
-            *left -= n as u64;
-        }
-        if n == 0 && !buf.is_empty() {
-            self.finished = true;
-        }
-        Ok(n)
     }
 }
 

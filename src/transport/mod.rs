@@ -15,7 +15,8 @@
 //!    [`http::Request`](crate::http::Request), calls the handler, tags the
 //!    [`Response`](crate::http::Response) with the request's id
 //!    (`X-Request-Id`), and writes it back. At most `--threads` requests
-//!    are handled at once.
+//!    are handled at once; a response is written without a turn, by one
+//!    deadline (`body.rs`).
 //!
 //! # Around tiny_http's defects
 //!
@@ -27,8 +28,11 @@
 //! - `capacity.rs`: a request line with `HTTP/2.0` deadlocks a connection's
 //!   thread, and a request head has no deadline; neither can be freed. The
 //!   connections are capped, and stuck ones make the server give up.
-//! - `connection.rs`: framing tiny_http cannot check, a body's deadline,
+//! - `body.rs`: framing tiny_http cannot check, a body's deadline,
 //!   bodies on upgrade offers, `100 Continue` only when the body is read;
+//! - `body.rs`: a send timeout can only be set on the listening socket,
+//!   and bounds one `send`, not a response: it is a short tick, and each
+//!   response has its own deadline;
 //! - `unread.rs`: a body refused unread, which tiny_http reads to its end
 //!   before it lets a response be written.
 //! - `sockets.rs`: tiny_http does not hand out its sockets, and nothing
@@ -37,8 +41,9 @@
 //!   address.
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
-//! `SO_RCVTIMEO` and `SO_SNDTIMEO` on the listening socket: Linux copies
-//! both to every accepted connection.
+//! `SO_RCVTIMEO` (the read timeout) and `SO_SNDTIMEO` (a tick of
+//! `body.rs`) on the listening socket: Linux copies both to every
+//! accepted connection.
 //!
 //! **Shutdown.** [`Stopper::stop`] stops accepting. Requests in flight get
 //! up to [`GRACE`]: a body still arriving is read and answered, responses
@@ -46,12 +51,15 @@
 //! `Connection: close`. [`Server::wait`] returns once no request is in
 //! flight, or when the grace period is over. A connection waiting for its
 //! next request has nothing in flight: it is not waited for, and closes
-//! when the process exits. Nor is a stream (`/api/events`): each ends at
-//! once, and one whose client stopped reading is shut down
-//! (`sockets.rs`), its write blocked or not.
+//! when the process exits; but one that began waiting just before the
+//! stop may be reading a head and a short body inside the library, and
+//! gets [`capacity::LINGER`] to hand it over. Nor is a stream
+//! (`/api/events`) waited for: each ends at once, and one whose client
+//! stopped reading is shut down (`sockets.rs`), its write blocked or not.
 
 mod accept;
 pub mod access_log;
+mod body;
 pub mod capacity;
 mod connection;
 mod sockets;
@@ -84,7 +92,7 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// How long a connection may stay silent, and a whole body may take.
     pub read_timeout: Duration,
-    /// How long one write may block.
+    /// The most a whole response may take to write.
     pub write_timeout: Duration,
     /// How long a connection may wait for its next request once it has
     /// answered one (`--keep-alive-timeout`).
@@ -101,7 +109,8 @@ pub struct Settings {
 /// Creates the listening socket with the options every accepted
 /// connection inherits: `TCP_NODELAY` (without it a response over about
 /// 1 KiB waits ~40 ms for the client's delayed ACK), and the read and write
-/// timeouts.
+/// timeouts: the send timeout is a short tick, after which a response's
+/// own deadline is looked at again (`body.rs`).
 pub fn bind(host: &str, port: u16, settings: &Settings) -> io::Result<TcpListener> {
     let addr = (host, port).to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(
@@ -115,7 +124,7 @@ pub fn bind(host: &str, port: u16, settings: &Settings) -> io::Result<TcpListene
     socket.set_reuse_address(true)?;
     socket.set_tcp_nodelay(true)?;
     socket.set_read_timeout(Some(settings.read_timeout))?;
-    socket.set_write_timeout(Some(settings.write_timeout))?;
+    socket.set_write_timeout(Some(settings.write_timeout.min(body::TICK)))?;
     socket.bind(&addr.into())?;
     socket.listen(1024)?;
     Ok(socket.into())

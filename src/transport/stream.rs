@@ -18,51 +18,52 @@
 //! [`Body::Stream`]: crate::http::Body::Stream
 
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
+use super::body::write_all;
 use super::capacity::Slot;
-use crate::http::{Response, Stream};
+use crate::http::Stream;
 
-/// Writes the head of `reply` (dated `date`, with `connection` as its
-/// `Connection` field), gives back the request's turn (`turn`: whatever
-/// the request holds of `--threads`, dropped here), then the body until it
-/// ends; the bytes written. From the head on, `slot` says the connection
+/// Gives back the request's turn (`turn`: whatever the request holds of
+/// `--threads`, dropped here), writes `head` (the response's head as
+/// encoded, which this adds `Transfer-Encoding: chunked` to for an
+/// HTTP/1.1 client), then the body until it ends; the bytes written. From the head on, `slot` says the connection
 /// streams: the stop does not wait for it. A stream that ends because its
-/// client left (or stopped reading, `--write-timeout`) has ended normally:
-/// logged, not an error. The connection closes when the caller drops it.
+/// client left (or stopped reading: a write blocked for `timeout`,
+/// `--write-timeout`) has ended normally: logged, not an error. The
+/// connection closes when the caller drops it.
 pub(super) fn send<T>(
     incoming: tiny_http::Request,
-    reply: &Response,
-    date: &str,
-    connection: Option<&str>,
+    head: &[u8],
     body: &Stream,
     turn: T,
     slot: &Slot,
+    timeout: Duration,
 ) -> io::Result<usize> {
-    let head = reply.encode(date, true, connection);
-    let chunked = *incoming.http_version() != tiny_http::HTTPVersion(1, 0);
-    let mut writer = incoming.into_writer();
-    match head.strip_suffix(b"\r\n") {
-        Some(fields) if chunked => {
-            writer.write_all(fields)?;
-            writer.write_all(b"Transfer-Encoding: chunked\r\n\r\n")?;
-        }
-        _ => writer.write_all(&head)?,
-    }
-    writer.flush()?;
-    slot.streaming();
     // A subscriber listens for as long as it likes: it must not hold one of
     // the `--threads` turns meanwhile, or a few would stop every request.
     drop(turn);
+    let chunked = *incoming.http_version() != tiny_http::HTTPVersion(1, 0);
+    let mut writer = incoming.into_writer();
+    let due = Instant::now() + timeout;
+    match head.strip_suffix(b"\r\n") {
+        Some(fields) if chunked => write_all(
+            &mut writer,
+            &[fields, b"Transfer-Encoding: chunked\r\n\r\n"],
+            due,
+        )?,
+        _ => write_all(&mut writer, &[head], due)?,
+    };
+    slot.streaming();
     let mut counted = Counted {
         out: &mut writer,
         bytes: head.len(),
         chunked,
+        timeout,
     };
     let sent = body.0.send(&mut counted).and_then(|()| {
-        if chunked {
-            counted.out.write_all(b"0\r\n\r\n")?;
-        }
-        counted.out.flush()
+        let last: &[u8] = if chunked { b"0\r\n\r\n" } else { b"" };
+        write_all(counted.out, &[last], Instant::now() + timeout).map(drop)
     });
     if let Err(err) = sent {
         log::debug!("a stream ended: {err}");
@@ -72,11 +73,13 @@ pub(super) fn send<T>(
 
 /// A writer that counts what it writes, for the access log, and with
 /// `chunked`, makes each write one chunk: its size in hexadecimal, CR LF,
-/// the bytes, CR LF.
+/// the bytes, CR LF. Each write has `timeout` (the socket's own send
+/// timeout is a short tick: see `body.rs`).
 struct Counted<'a> {
     out: &'a mut dyn Write,
     bytes: usize,
     chunked: bool,
+    timeout: Duration,
 }
 
 impl Write for Counted<'_> {
@@ -85,19 +88,18 @@ impl Write for Counted<'_> {
             // An empty chunk would end the body.
             return Ok(0);
         }
+        let due = Instant::now() + self.timeout;
         if self.chunked {
             let size = format!("{:x}\r\n", buf.len());
-            self.out.write_all(size.as_bytes())?;
-            self.out.write_all(buf)?;
-            self.out.write_all(b"\r\n")?;
+            write_all(self.out, &[size.as_bytes(), buf, b"\r\n"], due)?;
         } else {
-            self.out.write_all(buf)?;
+            write_all(self.out, &[buf], due)?;
         }
         self.bytes += buf.len();
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        write_all(self.out, &[], Instant::now() + self.timeout).map(drop)
     }
 }

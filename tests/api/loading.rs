@@ -122,3 +122,19 @@ fn whole_numbers_are_read_by_one_rule_everywhere() {
         assert!(message.contains(said), "{snapshot} {journal:?}: {message}");
     }
 }
+
+/// A journal that does not follow on from its snapshot (cut or replaced
+/// by another program, or one of the two restored without the other):
+/// start-up says what the missing records were and how to go on, rather
+/// than only that they are missing.
+#[test]
+fn a_journal_with_records_missing_says_what_they_were() {
+    let message = refused(
+        r#"{"seq": 4, "todos": []}"#,
+        &[r#"{"seq":7,"op":"delete","collection":"todos","id":1}"#],
+    );
+    assert!(message.contains("records 5 to 6 are missing"), "{message}");
+    assert!(message.contains("acknowledged writes"), "{message}");
+    assert!(message.contains("by another program"), "{message}");
+    assert!(message.contains("from one back-up"), "{message}");
+}

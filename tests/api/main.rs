@@ -36,4 +36,5 @@ mod shutdown;
 mod simple_rest;
 mod storage;
 mod testers;
+mod turns;
 mod wire;

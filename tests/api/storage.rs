@@ -761,3 +761,37 @@ fn an_item_that_is_not_an_object_stops_start_up() {
         assert_eq!(fs::read_to_string(&data).expect("read"), fixture);
     }
 }
+
+/// A journal longer than the compaction threshold at start-up (left by
+/// runs that each ended by a crash before compacting) is compacted soon
+/// after the start, without waiting for as many new writes: the count
+/// toward compaction starts from what the journal holds.
+#[test]
+fn a_journal_found_long_at_start_up_is_compacted() {
+    let dir = TempDir::new("long-journal");
+    let data = dir.join("data.json");
+    let records: String = (1..=12)
+        .map(|n| {
+            format!(
+                "{{\"seq\":{n},\"op\":\"put\",\"collection\":\"todos\",\
+                 \"item\":{{\"id\":{n},\"userId\":1,\"title\":\"t{n}\",\"completed\":false}}}}\n"
+            )
+        })
+        .collect();
+    fs::write(widgets_todos::store::journal_of(&data), records).expect("write the journal");
+    let store = Store::open_compacting_after(100, &data, 5).expect("open");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while journal_lines(&data) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        journal_lines(&data),
+        0,
+        "the long journal was not compacted"
+    );
+    assert_eq!(store.count::<Todo>(), 12);
+    drop(store);
+    let reopened = Store::open(100, &data).expect("reopen");
+    assert_eq!(reopened.count::<Todo>(), 12);
+    reopened.close();
+}
