@@ -46,7 +46,7 @@
 //! backquotes opens that request's list, and each item of the list starts
 //! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! A `GET /api/todos/1` runs eight files:
+//! A `GET /api/todos/1` runs nine files:
 //!
 //! 1. `transport/connection.rs`: the connection's thread gets the request
 //!    from the HTTP library (`serve_connection`), and `serve` does the
@@ -69,7 +69,7 @@
 //! 8. `error.rs`: [`error::lock`], the store's lock taken;
 //! 9. `app/cors.rs`: the CORS header fields every response gets.
 //!
-//! A `POST /api/todos` runs nine:
+//! A `POST /api/todos` runs ten:
 //!
 //! 1. `transport/connection.rs`, `transport/capacity.rs`,
 //!    `transport/body.rs`: as for the GET, and the body's reader
@@ -84,10 +84,10 @@
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
 //!
-//! A `GET /api/todos?_page=1&_limit=5` runs thirteen:
+//! A `GET /api/todos?_page=1&_limit=5` runs fourteen:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`, `http/mod.rs`:
-//!    as for the GET of one todo;
+//! 1. `transport/connection.rs`, `transport/capacity.rs`,
+//!    `transport/body.rs`, `http/mod.rs`: as for the GET of one todo;
 //! 2. `app/mod.rs`: the routing table, the checks, and `list`, which adds
 //!    `X-Total-Count` and `Link`;
 //! 3. `app/query.rs`, `http/query.rs`: the query string decoded once into
@@ -101,10 +101,11 @@
 //!    and renders it;
 //! 6. `app/cors.rs`: as for the GET.
 //!
-//! A `PATCH /api/todos/1` runs nine:
+//! A `PATCH /api/todos/1` runs ten:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`, `http/mod.rs`:
-//!    as for the POST, the body read and decoded;
+//! 1. `transport/connection.rs`, `transport/capacity.rs`,
+//!    `transport/body.rs`, `http/mod.rs`: as for the POST, the body read
+//!    and decoded;
 //! 2. `app/mod.rs`: the routing table, the checks, the id, and `update`,
 //!    with `If-Match` checked under the lock (`precondition`);
 //! 3. `model/mod.rs`: the fields checked (`Validator`) into a patch, then
