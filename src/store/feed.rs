@@ -69,6 +69,12 @@ pub const MAKE_ROOM_FOR: Duration = Duration::from_millis(500);
 /// How often, meanwhile, each waiting subscriber writes to its client.
 const PROBE_EVERY: Duration = Duration::from_millis(50);
 
+/// After a newcomer waited [`MAKE_ROOM_FOR`] and found every subscriber
+/// still there, how long the next newcomers are refused at once. With one
+/// newcomer waiting at a time, a flood of newcomers to a full feed holds at
+/// most one turn of `--threads`, for a fifth of the time.
+const FOUND_FULL_FOR: Duration = Duration::from_secs(2);
+
 /// What a write did, as one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -170,6 +176,10 @@ struct State {
     /// Raised by a subscriber that finds every place taken: each waiting
     /// subscriber then writes to its client (see [`Feed::subscribe`]).
     probes: u64,
+    /// A newcomer is waiting for a place; until when newcomers are refused
+    /// at once, the last one having found every subscriber there.
+    making_room: bool,
+    found_full_until: Option<Instant>,
 }
 
 enum Entry {
@@ -272,6 +282,8 @@ impl Feed {
                 nudges: 0,
                 stopped: false,
                 probes: 0,
+                making_room: false,
+                found_full_until: None,
             }),
             arrived: Condvar::new(),
             left: Condvar::new(),
@@ -365,6 +377,42 @@ impl Feed {
         }
     }
 
+    /// Waits up to [`MAKE_ROOM_FOR`] for a subscriber whose client left to
+    /// free its place; [`Full`] when none did, another newcomer is already
+    /// waiting, or one found the feed full less than [`FOUND_FULL_FOR`] ago.
+    fn make_room<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        max: usize,
+    ) -> Result<MutexGuard<'a, State>, Full> {
+        let now = Instant::now();
+        let found_full = state.found_full_until.is_some_and(|until| now < until);
+        if max == 0 || state.making_room || found_full {
+            return Err(Full);
+        }
+        state.making_room = true;
+        let until = now + MAKE_ROOM_FOR;
+        while state.subscribers >= max {
+            // A subscriber whose client left is noticed only when something
+            // is written to it: ask every waiting subscriber to write, and
+            // again, for a client's reset answers the first write and fails
+            // the second.
+            let Some(left) = until.checked_duration_since(Instant::now()) else {
+                state.making_room = false;
+                state.found_full_until = Some(Instant::now() + FOUND_FULL_FOR);
+                return Err(Full);
+            };
+            state.probes += 1;
+            self.arrived.notify_all();
+            state = self
+                .left
+                .wait_timeout(state, left.min(PROBE_EVERY))
+                .map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
+        }
+        state.making_room = false;
+        Ok(state)
+    }
+
     /// Joins the feed, at most `max` subscribers at once, for the events
     /// of `collection` (every collection's without). When all `max` places
     /// are taken, it waits up to [`MAKE_ROOM_FOR`] for one whose client
@@ -380,22 +428,8 @@ impl Feed {
         collection: Option<&'static str>,
     ) -> Result<Subscription, Full> {
         let mut state = self.lock();
-        let until = Instant::now() + MAKE_ROOM_FOR;
-        while state.subscribers >= max {
-            // A subscriber whose client left is noticed only when something
-            // is written to it: ask every waiting subscriber to write, and
-            // again, for a client's reset answers the first write and fails
-            // the second.
-            let left = until.checked_duration_since(Instant::now());
-            let Some(left) = left.filter(|_| max > 0) else {
-                return Err(Full);
-            };
-            state.probes += 1;
-            self.arrived.notify_all();
-            state = self
-                .left
-                .wait_timeout(state, left.min(PROBE_EVERY))
-                .map_or_else(|poisoned| poisoned.into_inner().0, |(state, _)| state);
+        if state.subscribers >= max {
+            state = self.make_room(state, max)?;
         }
         state.subscribers += 1;
         state.idle_since = None;

@@ -188,6 +188,38 @@ fn a_newcomer_to_a_full_feed_has_the_subscribers_write_until_one_leaves() {
     assert!(newcomer.join().unwrap(), "admitted once the place is free");
 }
 
+/// A newcomer waits for a place holding its turn of `--threads`: one at a
+/// time, and none right after one found the feed full, so that a flood of
+/// newcomers cannot hold every turn.
+#[test]
+fn newcomers_to_a_full_feed_wait_one_at_a_time_and_not_right_after_it_was_found_full() {
+    let feed = feed();
+    let live = feed.subscribe(None, 1, None).unwrap();
+    let first = {
+        let feed = Arc::clone(&feed);
+        std::thread::spawn(move || feed.subscribe(None, 1, None).err())
+    };
+    let mut looks = 0;
+    while !feed.lock().making_room {
+        looks += 1;
+        assert!(looks < 5000, "the first newcomer never waited");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // Refused without waiting: the first newcomer is still waiting.
+    assert_eq!(feed.subscribe(None, 1, None).err(), Some(Full));
+    assert!(feed.lock().making_room);
+    // `live` never reads, so its client never fails a write: no place.
+    assert_eq!(first.join().unwrap(), Some(Full));
+    let probes = feed.lock().probes;
+    assert_eq!(feed.subscribe(None, 1, None).err(), Some(Full));
+    assert_eq!(feed.lock().probes, probes, "refused at once, no probe");
+    drop(live);
+    assert!(
+        feed.subscribe(None, 1, None).is_ok(),
+        "a free place is taken"
+    );
+}
+
 #[test]
 fn a_waiting_subscriber_wakes_for_a_write_and_for_the_stop() {
     let feed = feed();
