@@ -336,9 +336,9 @@ impl Turns {
     }
 
     pub(super) fn take(&self) -> Turn<'_> {
-        // Nothing a panic could leave half done is under this lock.
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut free = lock(&self.free);
         while *free == 0 {
+            // Nothing a panic could leave half done is under this lock.
             free = self
                 .freed
                 .wait(free)
@@ -351,7 +351,7 @@ impl Turns {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        *lock(&self.0.free) += 1;
         self.0.freed.notify_one();
     }
 }
