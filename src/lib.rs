@@ -60,13 +60,14 @@
 //!    deadline (`write_all`);
 //! 4. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
-//! 5. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
+//! 5. `error.rs`: [`error::lock`], the one place a lock is taken (the
+//!    turn's, then the store's);
+//! 6. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
 //!    (the resource the path names) then `route` (the method); `check`'s
 //!    checks in order; `dispatch`, and `get`;
-//! 6. `model/mod.rs`: the id, read from the path (`parse_decimal`);
-//! 7. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//! 7. `model/mod.rs`: the id, read from the path (`parse_decimal`);
+//! 8. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
 //!    the item's JSON and `ETag`, made once by [`store::render`];
-//! 8. `error.rs`: [`error::lock`], the store's lock taken;
 //! 9. `app/cors.rs`: the CORS header fields every response gets.
 //!
 //! A `POST /api/todos` runs ten:
