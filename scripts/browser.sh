@@ -3,7 +3,8 @@
 # here if missing) loads scripts/browser/page.html from a second local port
 # and, from that other origin, POSTs JSON with a custom header (a preflight),
 # reads X-Total-Count, Location, ETag and Content-Range (exposed headers),
-# and DELETEs, reading the todo deleted, from the release binary; an
+# GETs with credentials: 'include' (the origin echoed, credentials
+# allowed), and DELETEs, reading the todo deleted, from the release binary; an
 # EventSource on /api/events, opened before the POST, must see the todo
 # created. The page writes its verdict into the DOM, read back with
 # --dump-dom. To show the check can fail, it is run a second time against a

@@ -10,19 +10,24 @@ need() {
 
 # start_server DIR [FLAGS...]: starts the server ($SERVER_BIN, by default the
 # release binary) on a free port of 127.0.0.1 with FLAGS, its stdout and
-# stderr in DIR/out and DIR/err, and waits up to 10 s for its listening
-# line. Sets SERVER_PID and SERVER_URL (http://127.0.0.1:PORT or https://).
+# stderr in DIR/out and DIR/err (a stale DIR/out is removed first), and
+# waits up to 60 s for its listening line (a loaded machine can take long
+# to start a process); one that does not come in time is stopped. Sets
+# SERVER_PID and SERVER_URL (http://127.0.0.1:PORT or https://).
 start_server() {
     local dir=$1
     shift
+    rm -f "$dir/out"
     "${SERVER_BIN:-./target/release/widgets-todos}" --port 0 "$@" >"$dir/out" 2>"$dir/err" &
     SERVER_PID=$!
-    for _ in $(seq 200); do
+    for _ in $(seq 1200); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
         grep -q '^listening on ' "$dir/out" && break
         sleep 0.05
     done
     SERVER_URL=$(sed -n 's/^listening on //p' "$dir/out")
     if [ -z "$SERVER_URL" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
         echo "the server did not start:"
         cat "$dir/err"
         return 1

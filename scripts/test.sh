@@ -73,7 +73,7 @@ echo "== nginx in front of the release binary: attacks it stops, the smoke test 
 scripts/proxy.sh | tee "$tmp/proxy"
 proxy_passed=$(sed -n 's/^proxy: \([0-9]*\) passed.*/\1/p' "$tmp/proxy")
 
-echo "== the clients (Node): react-admin's data providers, Refine's, a generated client"
+echo "== the clients: react-admin's data providers, Refine's, axios, generated clients (TypeScript, Python), a Postman collection"
 scripts/clients.sh | tee "$tmp/clients"
 # Nothing to count when it skipped for want of Node and npm: it says so.
 clients_passed=$(sed -n 's/^clients: \([0-9]*\) passed.*/\1/p' "$tmp/clients")

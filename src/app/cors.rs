@@ -3,8 +3,6 @@
 //! here, last, errors included, so a browser script sees the real status
 //! rather than a network error.
 
-use std::borrow::Cow;
-
 use super::App;
 use crate::config::Cors;
 use crate::http::{Request, Response};
@@ -16,27 +14,45 @@ pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, Content-Range, X
 
 impl App {
     /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API:
-    /// any origin by default (`*`), only the `--cors-origin` origins (each
-    /// echoed back, with `Vary: Origin`), or none with `--no-cors`. A
-    /// preflight, the 204 to an `OPTIONS` with
-    /// `Access-Control-Request-Method`, gets the path's methods and the
-    /// request headers asked for; any other response exposes the header
-    /// fields a client script needs.
+    /// `response`, so a page served from another origin can call the API.
+    /// As json-server does by default, the request's `Origin` is echoed in
+    /// `Access-Control-Allow-Origin` with `Access-Control-Allow-Credentials:
+    /// true`, so that a `fetch` with `credentials: 'include'` (axios's
+    /// `withCredentials`) is let through: the Fetch standard refuses `*`
+    /// for such a request. Any origin by default, only the `--cors-origin`
+    /// ones when listed, none with `--no-cors`. The answer depends on
+    /// `Origin`, so every response says `Vary: Origin` (RFC 9110 section
+    /// 12.5.5), for a shared cache; a request without `Origin` (not from a
+    /// browser's script) gets nothing else. A preflight, the 204 to an
+    /// `OPTIONS` with `Access-Control-Request-Method`, gets the path's
+    /// methods and the request headers asked for; any other response
+    /// exposes the header fields a client script needs.
     pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        let allow_origin: Cow<'static, str> = match &self.options.cors {
-            Cors::Off => return response,
-            Cors::Any => "*".into(),
-            Cors::Origins(origins) => {
-                response.headers.push(("Vary", "Origin".into()));
-                match req.header("Origin") {
-                    Some(origin) if origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) => {
-                        origin.to_string().into()
-                    }
-                    _ => return response,
-                }
+        if matches!(self.options.cors, Cors::Off) {
+            return response;
+        }
+        // The answer depends on `Origin`. `/` varies with `Accept` already:
+        // one field line then says both.
+        let mut vary = None;
+        for (name, value) in response.headers.iter_mut() {
+            if *name == "Vary" {
+                vary = Some(value);
+                break;
             }
+        }
+        match vary {
+            Some(value) => *value = format!("{value}, Origin").into(),
+            None => response.headers.push(("Vary", "Origin".into())),
+        }
+        let Some(origin) = req.header("Origin") else {
+            return response;
         };
+        if let Cors::Origins(listed) = &self.options.cors
+            && !listed.iter().any(|o| o.eq_ignore_ascii_case(origin))
+        {
+            return response;
+        }
+        let allow_origin = origin.to_string();
         let preflight = response.status == 204 && req.is_preflight();
         let methods = match preflight {
             true => response.header("Allow").map(str::to_string),
@@ -48,7 +64,8 @@ impl App {
         let retry_after =
             matches!(response.status, 429 | 503) && response.header("Retry-After").is_some();
         let headers = &mut response.headers;
-        headers.push(("Access-Control-Allow-Origin", allow_origin));
+        headers.push(("Access-Control-Allow-Origin", allow_origin.into()));
+        headers.push(("Access-Control-Allow-Credentials", "true".into()));
         match methods {
             Some(methods) => {
                 headers.push(("Access-Control-Allow-Methods", methods.into()));

@@ -159,13 +159,27 @@ fn with_cors(cors: Cors) -> App {
 }
 
 #[test]
-fn any_origin_by_default() {
-    let response = call(&with_cors(Cors::Any), "GET", "/api", &[]);
-    assert_eq!(response.header("Access-Control-Allow-Origin"), Some("*"));
-    assert_eq!(
-        response.header("Access-Control-Expose-Headers"),
-        Some("Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id")
-    );
+fn any_origin_is_echoed_with_credentials_by_default() {
+    let app = with_cors(Cors::Any);
+    let response = call(&app, "GET", "/api", &[("Origin", "http://localhost:3000")]);
+    for (name, value) in [
+        ("Access-Control-Allow-Origin", "http://localhost:3000"),
+        ("Access-Control-Allow-Credentials", "true"),
+        ("Vary", "Origin"),
+        (
+            "Access-Control-Expose-Headers",
+            "Location, ETag, X-Total-Count, Link, Content-Range, X-Request-Id",
+        ),
+    ] {
+        assert_eq!(response.header(name), Some(value), "{name}");
+    }
+    // Without `Origin`, only what says the answer depends on it.
+    let response = call(&app, "GET", "/api", &[]);
+    let names: Vec<_> = response.headers.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["Vary"]);
+    // One `Vary` line when the representation already varies.
+    let home = call(&app, "GET", "/", &[("Origin", "http://localhost:3000")]);
+    assert_eq!(home.header("Vary"), Some("Accept, Origin"));
 }
 
 #[test]
@@ -183,7 +197,8 @@ fn preflight_lists_the_path_methods_and_echoes_headers() {
     );
     assert_eq!(response.status, 204);
     for (name, value) in [
-        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Origin", "http://localhost:3000"),
+        ("Access-Control-Allow-Credentials", "true"),
         ("Access-Control-Allow-Methods", "GET, HEAD, POST, OPTIONS"),
         ("Access-Control-Allow-Headers", "content-type, x-trace"),
         ("Access-Control-Max-Age", "600"),

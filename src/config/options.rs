@@ -526,7 +526,7 @@ fn number(text: &str, min: usize, max: usize) -> Option<usize> {
 /// `--no-cors`); the application sends the header fields (`app`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Cors {
-    /// Any origin (`*`): the default.
+    /// Any origin, each echoed with credentials allowed: the default.
     #[default]
     Any,
     /// Only these origins, as `scheme://host[:port]`, lowercase.

@@ -486,25 +486,22 @@ fn parse_sort<T: Queryable>(
 fn parse_slice(numbers: &BTreeMap<&'static str, usize>) -> Result<Slice, ApiError> {
     let get = |name| numbers.get(name).copied();
     let (page, limit, start, end) = (get("_page"), get("_limit"), get("_start"), get("_end"));
+    // Combined, they count as json-server 0.17 counts them: `_page` before
+    // `_start` and `_end`, and `_end` before `_limit`. An OpenAPI document
+    // cannot say that parameters exclude each other, so a client made
+    // from it (Postman's converter sends every parameter's example) may
+    // send them all.
     match (page, limit, start, end) {
         (None, None, None, None) => Ok(Slice::All),
-        (Some(_), _, Some(_), _) | (Some(_), _, _, Some(_)) => Err(bad(
-            "_page",
-            "_page cannot be combined with _start or _end; use _page with _limit".into(),
-        )),
         (Some(0), _, _, _) => Err(bad("_page", "pages are numbered from 1".into())),
         (Some(_), Some(0), _, _) => Err(bad(
             "_limit",
             "with _page, _limit must be at least 1".into(),
         )),
-        (Some(page), limit, None, None) => Ok(Slice::Page {
+        (Some(page), limit, _, _) => Ok(Slice::Page {
             page,
             limit: limit.unwrap_or(10),
         }),
-        (None, Some(_), _, Some(_)) => Err(bad(
-            "_end",
-            "_end cannot be combined with _limit; use _start with either".into(),
-        )),
         (None, _, start, Some(end)) if end < start.unwrap_or(0) => Err(bad(
             "_end",
             format!("_end ({end}) is before _start ({})", start.unwrap_or(0)),

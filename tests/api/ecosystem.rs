@@ -10,8 +10,21 @@ fn with_cors(cors: Cors) -> TestServer {
     TestServer::with_config(widgets_todos::config::Config { cors, ..config() })
 }
 
+/// The header fields a response to a script of `origin` carries, as
+/// json-server sends them by default: the origin echoed, credentials
+/// allowed (a `fetch` with `credentials: 'include'` refuses `*`), and the
+/// answer said to vary with `Origin`.
+fn echoed(response: &crate::support::Response, origin: &str) {
+    assert_eq!(response.header("Access-Control-Allow-Origin"), Some(origin));
+    assert_eq!(
+        response.header("Access-Control-Allow-Credentials"),
+        Some("true")
+    );
+    assert_eq!(response.header("Vary"), Some("Origin"));
+}
+
 #[test]
-fn cors_for_any_origin_by_default() {
+fn cors_echoes_any_origin_with_credentials_by_default() {
     let server = TestServer::start();
     let origin = "Origin: http://localhost:3000";
     for response in [
@@ -22,34 +35,45 @@ fn cors_for_any_origin_by_default() {
             &[origin, "Content-Type: application/json"],
             b"{}",
         ),
-        server.send("GET", "/api/nothing", &[], b""),
+        server.send("GET", "/api/nothing", &[origin], b""),
     ] {
-        assert_eq!(response.header("Access-Control-Allow-Origin"), Some("*"));
+        echoed(&response, "http://localhost:3000");
         assert_eq!(
             response.header("Access-Control-Expose-Headers"),
             Some(EXPOSED)
         );
     }
-    // A preflight, for any method and headers the path takes.
+    // Without `Origin` (curl, a server-side client), nothing but `Vary`.
+    let plain = server.send("GET", "/api/todos", &[], b"");
+    assert_eq!(plain.header("Vary"), Some("Origin"));
+    for name in [
+        "Access-Control-Allow-Origin",
+        "Access-Control-Allow-Credentials",
+        "Access-Control-Expose-Headers",
+    ] {
+        assert_eq!(plain.header(name), None, "{name}");
+    }
+    // A preflight, for any method and headers the path takes; a
+    // credentialed request asks for its `Authorization` header by name.
     let preflight = server.send(
         "OPTIONS",
         "/api/todos",
         &[
             origin,
             "Access-Control-Request-Method: POST",
-            "Access-Control-Request-Headers: content-type, x-request-id",
+            "Access-Control-Request-Headers: authorization, content-type, x-request-id",
         ],
         b"",
     );
     assert_eq!(preflight.status, 204);
-    assert_eq!(preflight.header("Access-Control-Allow-Origin"), Some("*"));
+    echoed(&preflight, "http://localhost:3000");
     assert_eq!(
         preflight.header("Access-Control-Allow-Methods"),
         Some("GET, HEAD, POST, OPTIONS")
     );
     assert_eq!(
         preflight.header("Access-Control-Allow-Headers"),
-        Some("content-type, x-request-id")
+        Some("authorization, content-type, x-request-id")
     );
     assert!(preflight.header("Access-Control-Max-Age").is_some());
     let item = server.send(
@@ -63,17 +87,16 @@ fn cors_for_any_origin_by_default() {
         item.header("Access-Control-Allow-Methods"),
         Some("GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
     );
+    // `/` varies with `Accept` too: one field line for both.
+    let home = server.send("GET", "/", &[origin], b"");
+    assert_eq!(home.header("Vary"), Some("Accept, Origin"));
 }
 
 #[test]
 fn cors_restricted_to_listed_origins() {
     let server = with_cors(Cors::Origins(vec!["http://app.test:3000".into()]));
     let allowed = server.send("GET", "/api/todos", &["Origin: http://app.test:3000"], b"");
-    assert_eq!(
-        allowed.header("Access-Control-Allow-Origin"),
-        Some("http://app.test:3000")
-    );
-    assert_eq!(allowed.header("Vary"), Some("Origin"));
+    echoed(&allowed, "http://app.test:3000");
     assert_eq!(
         allowed.header("Access-Control-Expose-Headers"),
         Some(EXPOSED)
@@ -81,12 +104,14 @@ fn cors_restricted_to_listed_origins() {
     let other = server.send("GET", "/api/todos", &["Origin: http://evil.test"], b"");
     assert_eq!(other.status, 200);
     assert_eq!(other.header("Access-Control-Allow-Origin"), None);
+    assert_eq!(other.header("Access-Control-Allow-Credentials"), None);
     assert_eq!(other.header("Vary"), Some("Origin"));
 
     let off = with_cors(Cors::Off);
     let response = off.send("GET", "/api/todos", &["Origin: http://app.test:3000"], b"");
     assert_eq!(response.header("Access-Control-Allow-Origin"), None);
     assert_eq!(response.header("Access-Control-Expose-Headers"), None);
+    assert_eq!(response.header("Vary"), None);
 }
 
 #[test]

@@ -335,7 +335,8 @@ fn past_max_subscribers_is_503_with_retry_after_until_one_leaves() {
     });
     let first = Subscriber::live(&server, "/api/events", &[]);
     let _second = Subscriber::live(&server, "/api/events", &[]);
-    let full = server.send("GET", "/api/events", &[LIVE], b"");
+    let origin = "Origin: http://localhost:3000";
+    let full = server.send("GET", "/api/events", &[LIVE, origin], b"");
     let body = problem(&full, 503);
     assert_eq!(full.header("Retry-After"), Some("5"));
     assert!(
@@ -449,7 +450,8 @@ fn without_accept_event_stream_the_response_is_what_is_held_and_ends() {
 #[test]
 fn the_head_the_stream_and_its_end() {
     let server = TestServer::start();
-    let (mut subscriber, opening) = Subscriber::live(&server, "/api/events?_limit=2", &[]);
+    let origin = "Origin: http://localhost:3000";
+    let (mut subscriber, opening) = Subscriber::live(&server, "/api/events?_limit=2", &[origin]);
     let head = &subscriber.head;
     assert_eq!(head.header("Content-Type"), Some("text/event-stream"));
     assert_eq!(head.header("Cache-Control"), Some("no-cache"));
@@ -460,7 +462,10 @@ fn the_head_the_stream_and_its_end() {
         None,
         "the body ends with the connection"
     );
-    assert_eq!(head.header("Access-Control-Allow-Origin"), Some("*"));
+    assert_eq!(
+        head.header("Access-Control-Allow-Origin"),
+        Some("http://localhost:3000")
+    );
     assert_eq!(head.header("Transfer-Encoding"), Some("chunked"));
     assert_eq!(opening.field("event"), Some("position"), "{opening:?}");
     assert_eq!(

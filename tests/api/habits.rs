@@ -44,7 +44,7 @@ fn root_lists_what_is_served_as_json() {
         let response = server.get(path);
         assert_eq!(response.status, 200, "{}", response.text());
         assert_eq!(response.header("Content-Type"), Some("application/json"));
-        assert_eq!(response.header("Vary"), Some("Accept"));
+        assert_eq!(response.header("Vary"), Some("Accept, Origin"));
         assert_eq!(
             response.json(),
             json!({"api": "/api", "widgets": "/api/widgets", "todos": "/api/todos",
@@ -85,7 +85,7 @@ fn root_is_a_page_of_links_for_a_browser() {
             response.header("Content-Type"),
             Some("text/html; charset=utf-8")
         );
-        assert_eq!(response.header("Vary"), Some("Accept"));
+        assert_eq!(response.header("Vary"), Some("Accept, Origin"));
         let page = response.text();
         for link in [
             "/api/widgets",

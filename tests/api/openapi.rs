@@ -258,8 +258,16 @@ fn generated_clients_get_what_the_server_takes_and_sends() {
             }
         }
     }
+    // `completed` refers to a plain boolean whose default is `false`: a
+    // `$ref` carries no `default` beside it for openapi-typescript, and
+    // openapi-python-client gets a boolean (in `allOf`, it made an empty
+    // class of it).
     let completed = &file["components"]["schemas"]["TodoCreate"]["properties"]["completed"];
-    assert_eq!(completed["allOf"][0]["default"], false, "{completed}");
+    let target = completed["$ref"].as_str().expect("a $ref");
+    let target = target.strip_prefix('#').expect("a local $ref");
+    let boolean = file.pointer(target).expect("the schema referred to");
+    assert_eq!(boolean["type"], "boolean", "{boolean}");
+    assert_eq!(boolean["default"], false, "{boolean}");
 
     // Every problem has a message; a 422's errors is an object of strings
     // with `root.serverError`.
@@ -287,3 +295,195 @@ fn generated_clients_get_what_the_server_takes_and_sends() {
         );
     }
 }
+
+/// Every object anywhere in `value`, with its JSON pointer.
+fn objects<'a>(value: &'a Value, at: &str, found: &mut Vec<(String, &'a Value)>) {
+    match value {
+        Value::Object(object) => {
+            found.push((at.to_string(), value));
+            for (key, inner) in object {
+                objects(inner, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(values) => {
+            for (i, inner) in values.iter().enumerate() {
+                objects(inner, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn no_primitive_is_wrapped_in_all_of() {
+    // A boolean, number or string inside `allOf` is what a generator makes
+    // an empty class of (openapi-python-client); `allOf` is for objects.
+    let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
+    let mut all = Vec::new();
+    objects(&file, "", &mut all);
+    for (at, object) in all {
+        for member in object["allOf"].as_array().into_iter().flatten() {
+            let primitive = ["boolean", "integer", "number", "string"]
+                .iter()
+                .any(|t| member["type"] == *t);
+            assert!(!primitive, "{at}/allOf wraps {member}");
+        }
+    }
+}
+
+/// Every parameter of the document: those of `components`, and those of
+/// each path item and operation written in place.
+fn parameters(document: &Value) -> Vec<(String, &Value)> {
+    let mut found = Vec::new();
+    for (name, parameter) in document["components"]["parameters"].as_object().unwrap() {
+        found.push((format!("components {name}"), parameter));
+    }
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (key, value) in item.as_object().unwrap() {
+            let list = match key.as_str() {
+                "parameters" => value,
+                _ => &value["parameters"],
+            };
+            for parameter in list.as_array().into_iter().flatten() {
+                if parameter.get("$ref").is_none() {
+                    found.push((format!("{key} {path} {}", parameter["name"]), parameter));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_parameter_has_an_example() {
+    // Postman's converter (openapi-to-postmanv2, Example mode) makes up a
+    // value for a parameter without one: a 16-digit id, the word "string".
+    let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
+    let found = parameters(&file);
+    assert!(found.len() > 50, "{}", found.len());
+    for (at, parameter) in found {
+        assert!(parameter.get("example").is_some(), "no example: {at}");
+    }
+}
+
+/// A parameter's example as the text a query or a header field carries:
+/// an array (a repeated query parameter, `explode`) gives one per value.
+fn texts(example: &Value) -> Vec<String> {
+    match example {
+        Value::Array(values) => values.iter().flat_map(texts).collect(),
+        Value::String(text) => vec![text.clone()],
+        other => vec![other.to_string()],
+    }
+}
+
+/// The request Postman's converter makes of `method path` in Example mode
+/// with its defaults: every parameter given its example, the body its
+/// JSON example. Returns the target, the header lines and the body.
+fn example_request(document: &Value, path: &str, method: &str) -> (String, Vec<String>, String) {
+    let item = &document["paths"][path];
+    let operation = &item[method];
+    let resolve = |parameter: &'_ Value| -> Value {
+        match parameter["$ref"].as_str() {
+            Some(target) => document.pointer(&target[1..]).expect("$ref").clone(),
+            None => parameter.clone(),
+        }
+    };
+    let listed = item["parameters"].as_array().into_iter().flatten();
+    let own = operation["parameters"].as_array().into_iter().flatten();
+    let mut target = path.to_string();
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    let mut headers = Vec::new();
+    for parameter in listed.chain(own).map(resolve) {
+        let name = parameter["name"].as_str().expect("a name");
+        for text in texts(&parameter["example"]) {
+            match parameter["in"].as_str() {
+                Some("path") => target = target.replace(&format!("{{{name}}}"), &text),
+                Some("query") => {
+                    query.append_pair(name, &text);
+                }
+                _ => headers.push(format!("{name}: {text}")),
+            }
+        }
+    }
+    // The body: the example of the JSON schema the operation refers to.
+    let schema = &operation["requestBody"]["content"]["application/json"]["schema"];
+    let body = match schema["$ref"].as_str() {
+        Some(target) => &document.pointer(&target[1..]).expect("$ref")["example"],
+        None => &schema["example"],
+    };
+    let body = match body {
+        Value::Null => String::new(),
+        body => {
+            headers.push("Content-Type: application/json".into());
+            body.to_string()
+        }
+    };
+    (format!("{target}?{}", query.finish()), headers, body)
+}
+
+#[test]
+fn every_parameter_example_works_on_the_sample_data() {
+    let server = TestServer::start();
+    let seed = include_str!("../../scripts/seed.json");
+    let seed: Value = serde_json::from_str(seed).expect("scripts/seed.json is JSON");
+    for collection in ["widgets", "todos"] {
+        for item in seed[collection].as_array().unwrap() {
+            let mut item = item.clone();
+            item.as_object_mut().unwrap().remove("id");
+            server.create(&format!("/api/{collection}"), &item.to_string());
+        }
+    }
+    let document = server.get("/api/openapi.json").json();
+
+    // Each parameter of a list alone (`_order` needs `_sort`) finds items
+    // of the sample data.
+    for path in ["/api/todos", "/api/widgets"] {
+        let operation = &document["paths"][path]["get"];
+        for parameter in operation["parameters"].as_array().unwrap() {
+            let Some(name) = parameter["name"].as_str() else {
+                continue;
+            };
+            let mut query = form_urlencoded::Serializer::new(String::new());
+            if name == "_order" {
+                query.append_pair("_sort", "id,id");
+            }
+            for text in texts(&parameter["example"]) {
+                query.append_pair(name, &text);
+            }
+            let target = format!("{path}?{}", query.finish());
+            let response = server.get(&target);
+            assert_eq!(response.status, 200, "{target}: {}", response.text());
+            let found = response.json().as_array().map_or(0, Vec::len);
+            assert!(found > 0, "{target} finds nothing in the sample data");
+        }
+    }
+
+    // Every operation of the served document, in its order, as Postman's
+    // collection runs them: every request succeeds, the change feed's
+    // included, since its example `_limit=0` ends the stream.
+    let accept = |operation: &Value| {
+        let first = operation["responses"].as_object().unwrap().values().next();
+        let media = first.and_then(|r| r["content"].as_object()?.keys().next().cloned());
+        media.map(|media| format!("Accept: {media}"))
+    };
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            if !METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let (target, mut headers, body) = example_request(&document, path, method);
+            headers.extend(accept(operation));
+            let lines: Vec<&str> = headers.iter().map(String::as_str).collect();
+            let name = method.to_uppercase();
+            let response = server.send(&name, &target, &lines, body.as_bytes());
+            assert!(
+                response.status < 400,
+                "{name} {target} {headers:?}: {} {}",
+                response.status,
+                response.text()
+            );
+        }
+    }
+}
+
+const METHODS: [&str; 6] = ["get", "head", "post", "put", "patch", "delete"];

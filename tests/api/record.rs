@@ -308,8 +308,10 @@ fn with_a_token_the_request_log_needs_it_and_never_keeps_it() {
 #[test]
 fn admin_responses_carry_cors_and_an_id() {
     let server = recording(10);
-    let response = server.get("/_admin/requests");
-    assert_eq!(response.header("Access-Control-Allow-Origin"), Some("*"));
+    let origin = "Origin: http://localhost:3000";
+    let response = server.send("GET", "/_admin/requests", &[origin], b"");
+    let allowed = response.header("Access-Control-Allow-Origin");
+    assert_eq!(allowed, Some("http://localhost:3000"));
     assert!(response.header("X-Request-Id").is_some());
 }
 

@@ -69,7 +69,8 @@ fn every_kind_of_response_carries_an_id() {
     let preflight = server.preflight("/api/todos", "POST");
     assert_eq!(preflight.status, 204);
     id_of(&preflight);
-    let list = server.get("/api/todos");
+    let origin = "Origin: http://localhost:3000";
+    let list = server.send("GET", "/api/todos", &[origin], b"");
     let exposed = list.header("Access-Control-Expose-Headers");
     assert!(
         exposed.is_some_and(|e| e.contains("X-Request-Id")),
