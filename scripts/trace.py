@@ -58,12 +58,14 @@ the next paragraph that names one; each item of the list (`1.`, `-`)
 that starts with backquoted paths of src/, `` `transport/mod.rs`: ... ``
 or `` `store/items.rs`, `store/list.rs`: ... ``, adds them to it. Other
 prose, other backquotes and code blocks are ignored. Every request the
-section names is traced on the defaults, `GET /api/todos/1` and `POST
-/api/todos` must be among them, and the check fails when the files the
+section names is traced on the defaults (a request of BODIES with its
+body), those of CHECKED must be among them, and the check fails when the files the
 section names for a request and the files the trace shows differ, in
 either direction. The limits of issue [16] are printed as information,
 and enforced with --limits (alone or with --check): a function's length
-runs from its `fn` line to its closing brace.
+runs from its `fn` line to its closing brace; and no function of a
+feature that is off on the defaults (OFF: failure on purpose, the request
+log, the delay) may run on a request of LIMITS.
 """
 
 import collections
@@ -82,10 +84,27 @@ REQUESTS = 20
 TODO = b'{"userId":1,"title":"trace"}'
 WIDGET = b'{"price":"$1","quality":"good"}'
 # What the check requires "Read the code" to describe.
-CHECKED = ("GET /api/todos/1", "POST /api/todos")
-# Issue [16]: (functions, files) at most, and the length of a function on these paths.
-LIMITS = {"GET /api/todos/1": (50, 8), "POST /api/todos": (90, 9)}
+CHECKED = ("GET /api/todos/1", "POST /api/todos", "GET /api/todos?_page=1&_limit=5", "PATCH /api/todos/1")
+# (functions, files) at most, and the length of a function on these paths.
+# Every path takes its lock through error.rs, the one place a poisoned lock
+# is decided, which is a file on each. The list's and the PATCH's limits
+# are what they run today, so that they do not grow; GOALS is where they
+# are headed (printed, not enforced).
+LIMITS = {
+    "GET /api/todos/1": (50, 9),
+    "POST /api/todos": (90, 10),
+    "GET /api/todos?_page=1&_limit=5": (74, 14),
+    "PATCH /api/todos/1": (88, 10),
+}
+GOALS = {"GET /api/todos?_page=1&_limit=5": (60, 9), "PATCH /api/todos/1": (60, 9)}
+# The body a request is traced with, when not the small valid item.
+BODIES = {"PATCH /api/todos/1": b'{"title":"y"}'}
 MAX_LINES = 80
+# Features that are off on the defaults, so that none of their functions may
+# run on a request the limits trace: (what, the file or the function's name).
+OFF = (("failure on purpose (--faults)", re.compile(r"^app/faults\.rs$"), None),
+       ("the request log (--record)", re.compile(r"^app/record\.rs$"), None),
+       ("the delay (--delay, _delay)", None, re.compile(r"(^|::)[a-z_]*delay[a-z_]*$")))
 # libc's calls that receive and send bytes (the thread order, above).
 RECEIVE = re.compile(r"^(__libc_)?(recv|recvfrom|recvmsg|read|readv)$")
 SEND = re.compile(r"^(__libc_)?(send|sendto|sendmsg|write|writev)$")
@@ -488,8 +507,8 @@ REQUEST_LINE = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+ (/\S*|\*)$")
 def trace(binary, request, body=None, flags=(), src=SRC):
     method, _, target = request.partition(" ")
     if body is None:
-        body = b""
-        if method in ("POST", "PUT", "PATCH"):
+        body = BODIES.get(request, b"")
+        if not body and method in ("POST", "PUT", "PATCH"):
             body = WIDGET if "/widgets" in target else TODO
     with tempfile.TemporaryDirectory(prefix="trace-") as work:
         try:
@@ -634,11 +653,19 @@ def limits(traces):
     for request, (most_functions, most_files) in LIMITS.items():
         t = traces[request]
         ok = len(t.functions) <= most_functions and len(t.files) <= most_files
+        goal = GOALS.get(request)
+        goal = f"; the goal: {goal[0]} in {goal[1]}" if goal else ""
         lines.append(f"{request}: {len(t.functions)} functions (at most {most_functions}), "
-                     f"{len(t.files)} files (at most {most_files}): {'ok' if ok else 'OVER'}")
+                     f"{len(t.files)} files (at most {most_files}): {'ok' if ok else 'OVER'}{goal}")
         if not ok:
             over.append(f"{request} runs {len(t.functions)} functions in {len(t.files)} files: "
                         f"at most {most_functions} in at most {most_files}")
+        for what, in_file, named in OFF:
+            ran = [f"src/{path}:{line} {fn.rsplit('::', 1)[-1]}" for path, fn, line, _, _ in t.functions
+                   if (in_file and in_file.search(path)) or (named and named.search(fn.replace("::{{closure}}", "")))]
+            if ran:
+                lines.append(f"  {what} is off, and runs: {', '.join(ran)}")
+                over.append(f"{request} runs {what}, which is off: {', '.join(ran)}")
         for path, fn, line, length, _ in t.functions:
             if length is not None:
                 lengths[(path, line)] = (length, fn)

@@ -9,6 +9,20 @@
 //! went wrong.
 
 use std::fmt;
+use std::sync::{Mutex, MutexGuard};
+
+/// Takes a lock, and takes it back when a thread panicked while holding it
+/// (the lock is "poisoned"): the server decides this once, here. Whatever a
+/// lock of this server guards is changed in steps that each leave it whole
+/// (a push, a pop, an assignment, one item replaced), so a panic cannot
+/// leave it half done; the poison is cleared, and the panic logged.
+pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| {
+        log::warn!(target: crate::logging::LOG, "a thread panicked while holding a lock; what it guards is whole, carrying on");
+        mutex.clear_poison();
+        poisoned.into_inner()
+    })
+}
 
 /// One field of a request body that failed validation, as a 422's
 /// `errors` object and `message` tell it (`http/problem.rs`).

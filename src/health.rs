@@ -2,7 +2,9 @@
 //! connection handling sets while it cannot serve as it should (see
 //! `transport/capacity.rs`), and clears when it can again.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
+
+use crate::error::lock;
 
 /// Why the server is unhealthy, if it is.
 #[derive(Debug, Default)]
@@ -13,14 +15,11 @@ pub struct Health {
 impl Health {
     /// Records why the server cannot serve as it should, or `None` once it can.
     pub fn set(&self, trouble: Option<String>) {
-        *self.trouble.lock().unwrap_or_else(PoisonError::into_inner) = trouble;
+        *lock(&self.trouble) = trouble;
     }
 
     /// Why the server is unhealthy; `None` when it is healthy.
     pub fn trouble(&self) -> Option<String> {
-        self.trouble
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.trouble).clone()
     }
 }

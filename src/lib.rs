@@ -25,12 +25,12 @@
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
-//! | `app/` | `mod.rs`: the routing table, the order of checks, the handlers of the collections and items; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, the 404 of unknown paths and the 405 of a method a path does not take; `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
+//! | `app/` | `mod.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
 //! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `query.rs`: the query string; `prefer.rs`: `Prefer` (RFC 7240); `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, `query/filter.rs`: its filters (values in a set, `_like` patterns), and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
 //! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
-//! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases |
+//! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases; `lock`, the one place a lock is taken and a poisoned one taken back |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `logging.rs` | the log's target at `info` and above: the program's name, not a module's path |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
@@ -46,7 +46,7 @@
 //! backquotes opens that request's list, and each item of the list starts
 //! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! A `GET /api/todos/1` runs eight files:
+//! A `GET /api/todos/1` runs nine files:
 //!
 //! 1. `transport/connection.rs`: the connection's thread gets the request
 //!    from the HTTP library (`serve_connection`), and `serve` does the
@@ -60,14 +60,17 @@
 //!    deadline (`write_all`);
 //! 4. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
-//! 5. `app/mod.rs`: [`app::App`]'s routing table, `answer`'s checks in
-//!    order, and `get`;
-//! 6. `model/mod.rs`: the id, read from the path (`parse_decimal`);
-//! 7. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//! 5. `error.rs`: [`error::lock`], the one place a lock is taken (the
+//!    turn's, then the store's);
+//! 6. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
+//!    (the resource the path names) then `route` (the method); `check`'s
+//!    checks in order; `dispatch`, and `get`;
+//! 7. `model/mod.rs`: the id, read from the path (`parse_decimal`);
+//! 8. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
 //!    the item's JSON and `ETag`, made once by [`store::render`];
-//! 8. `app/cors.rs`: the CORS header fields every response gets.
+//! 9. `app/cors.rs`: the CORS header fields every response gets.
 //!
-//! A `POST /api/todos` runs nine:
+//! A `POST /api/todos` runs ten:
 //!
 //! 1. `transport/connection.rs`, `transport/capacity.rs`,
 //!    `transport/body.rs`: as for the GET, and the body's reader
@@ -77,10 +80,40 @@
 //! 3. `app/mod.rs`: the routing table, the checks, and `create`;
 //! 4. `model/mod.rs`: the fields checked (`Validator`) into a new
 //!    [`model::Todo`], which serde's derive serializes;
-//! 5. `store/mod.rs`: [`store::Store::create`] gives it the next id and
-//!    keeps its JSON and `ETag`, under one lock;
+//! 5. `store/mod.rs`, `error.rs`: [`store::Store::create`] gives it the
+//!    next id and keeps its JSON and `ETag`, under one lock;
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
+//!
+//! A `GET /api/todos?_page=1&_limit=5` runs fourteen:
+//!
+//! 1. `transport/connection.rs`, `transport/capacity.rs`,
+//!    `transport/body.rs`, `http/mod.rs`: as for the GET of one todo;
+//! 2. `app/mod.rs`: the routing table, the checks, and `list`, which adds
+//!    `X-Total-Count` and `Link`;
+//! 3. `app/query.rs`, `http/query.rs`: the query string decoded once into
+//!    name and value pairs (`Query::decode`, `query_pairs`), then checked
+//!    as a list query (`check_query`);
+//! 4. `model/query.rs`, `model/mod.rs`: the list query parsed (`parse`),
+//!    run over the items, and the page's `Link` (`Content-Range` only in
+//!    react-admin's dialect, `model/query/simple_rest.rs`);
+//! 5. `store/list.rs`, `store/mod.rs`, `store/items.rs`, `error.rs`:
+//!    [`store::Store::list`] takes the page under the collection's lock,
+//!    and renders it;
+//! 6. `app/cors.rs`: as for the GET.
+//!
+//! A `PATCH /api/todos/1` runs ten:
+//!
+//! 1. `transport/connection.rs`, `transport/capacity.rs`,
+//!    `transport/body.rs`, `http/mod.rs`: as for the POST, the body read
+//!    and decoded;
+//! 2. `app/mod.rs`: the routing table, the checks, the id, and `update`,
+//!    with `If-Match` checked under the lock (`precondition`);
+//! 3. `model/mod.rs`: the fields checked (`Validator`) into a patch, then
+//!    applied to a copy of the item;
+//! 4. `store/mod.rs`, `store/items.rs`, `error.rs`:
+//!    [`store::Store::update`] changes the item under one lock;
+//! 5. `app/cors.rs`: as for the GET.
 //!
 //! With `--data`, `store/journal.rs` writes its record too; with
 //! `--log-level info` (the default), `transport/access_log.rs` writes the

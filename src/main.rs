@@ -16,8 +16,8 @@ use widgets_todos::config::{self, Command, Config};
 use widgets_todos::logging::LOG;
 use widgets_todos::model::{Todo, Widget};
 use widgets_todos::store::Store;
-use widgets_todos::transport::GRACE;
 use widgets_todos::transport::capacity::{RESERVED_DESCRIPTORS, default_max, descriptor_limit};
+use widgets_todos::transport::{GRACE, Server, Stopper};
 
 /// How long after SIGINT/SIGTERM the process exits, whatever it is doing:
 /// requests get [`GRACE`], then the final snapshot gets the rest.
@@ -26,49 +26,89 @@ const HARD_STOP: Duration = Duration::from_secs(10);
 fn main() -> ExitCode {
     let config = match config::parse(std::env::args().skip(1), |name| std::env::var(name).ok()) {
         Ok(Command::Serve(config)) => *config,
-        Ok(Command::Help) => {
-            println!("{}", config::HELP);
-            return ExitCode::SUCCESS;
-        }
-        Ok(Command::Version) => {
-            println!("widgets-todos {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        Ok(Command::Healthcheck { host, port }) => {
-            return match widgets_todos::healthcheck::check(&host, port) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(reason) => {
-                    eprintln!("widgets-todos healthcheck: {reason}");
-                    ExitCode::from(1)
-                }
-            };
-        }
-        Ok(Command::Import { from, out }) => {
-            return match widgets_todos::import::run(&from, &out) {
-                Ok(report) => {
-                    print!("{report}");
-                    ExitCode::SUCCESS
-                }
-                Err(widgets_todos::import::Failed(why)) => {
-                    eprintln!("widgets-todos import: {why}");
-                    ExitCode::from(1)
-                }
-            };
-        }
-        Err(err) => {
-            eprintln!("widgets-todos: {err}");
-            return ExitCode::from(2);
-        }
+        Ok(command) => return run(command),
+        Err(err) => return failed(2, &err),
     };
+    start_logging(config.log_level);
+    serve(&config).unwrap_or_else(|code| code)
+}
 
+/// Serves until a signal, or until accepting fails; each step says why it
+/// stops the start-up, and the exit status.
+fn serve(config: &Config) -> Result<ExitCode, ExitCode> {
+    let descriptors = raise_descriptor_limit(config)?;
+    let data_before = data_before(config)?;
+    let app = Arc::new(open_app(config, descriptors)?);
+    let server = listen(config, &app)?;
+    // Before the listening line: a script that reads it and at once sends
+    // SIGTERM must find the handlers in place, not the default action, which
+    // kills the process without a graceful stop. A signal caught this early
+    // waits for the thread `stop_on_signal` starts.
+    let signals = Signals::new([SIGINT, SIGTERM]);
+    announce(config, &server, &app.store, &data_before);
+    match signals {
+        Ok(signals) => stop_on_signal(signals, server.stopper()),
+        Err(err) => log::error!(target: LOG, "cannot install signal handlers: {err}"),
+    }
+    let outcome = server.wait();
+    app.store.close();
+    widgets_todos::transport::access_log::flush();
+    match outcome {
+        Ok(()) => {
+            log::info!(target: LOG, "stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => Err(failed(1, &err)),
+    }
+}
+
+/// The commands other than serving: help, version, `healthcheck`, `import`.
+fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Serve(_) | Command::Help => {
+            println!("{}", config::HELP);
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println!("widgets-todos {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Command::Healthcheck { host, port } => match widgets_todos::healthcheck::check(&host, port)
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(reason) => {
+                eprintln!("widgets-todos healthcheck: {reason}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Import { from, out } => match widgets_todos::import::run(&from, &out) {
+            Ok(report) => {
+                print!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(widgets_todos::import::Failed(why)) => {
+                eprintln!("widgets-todos import: {why}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+/// Says why the program stops, on stderr, and gives the exit status.
+fn failed(status: u8, why: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("widgets-todos: {why}");
+    ExitCode::from(status)
+}
+
+/// The log at `level`, and a panic told in one log line.
+fn start_logging(level: log::LevelFilter) {
     if let Err(err) = simple_logger::SimpleLogger::new()
-        .with_level(config.log_level)
+        .with_level(level)
         .with_utc_timestamps()
         .init()
     {
         eprintln!("widgets-todos: cannot start logging: {err}");
     }
-
     // A panic is caught where it can happen (a handler, the HTTP library setting up
     // a connection) and the server carries on, so it is one log line, not a
     // backtrace on stderr: resolving one costs tens of megabytes of memory,
@@ -88,7 +128,11 @@ fn main() -> ExitCode {
         let name = thread.name().unwrap_or("unnamed");
         log::error!(target: LOG, "thread '{name}' panicked at {place}: {message}");
     }));
+}
 
+/// Raises the descriptor limit as far as it goes, and returns it; 2 when
+/// `--max-connections` asks for more connections than it can hold.
+fn raise_descriptor_limit(config: &Config) -> Result<u64, ExitCode> {
     // Each connection costs a descriptor (two while a request is queued):
     // take every one the hard limit allows.
     match rlimit::increase_nofile_limit(u64::MAX) {
@@ -100,16 +144,20 @@ fn main() -> ExitCode {
     let descriptors = descriptor_limit();
     let most = descriptors.saturating_sub(RESERVED_DESCRIPTORS) / 2;
     if let Some(asked) = config.max_connections.filter(|&n| n as u64 > most) {
-        eprintln!(
-            "widgets-todos: --max-connections {asked} needs {} descriptors, but this process may open {descriptors}: give at most {most}, or raise the limit (ulimit -n)",
-            asked as u64 * 2 + RESERVED_DESCRIPTORS
+        let needs = asked as u64 * 2 + RESERVED_DESCRIPTORS;
+        let why = format!(
+            "--max-connections {asked} needs {needs} descriptors, but this process may open {descriptors}: give at most {most}, or raise the limit (ulimit -n)"
         );
-        return ExitCode::from(2);
+        return Err(failed(2, &why));
     }
+    Ok(descriptors)
+}
 
-    // Looked at before the store opens it (and writes an empty snapshot
-    // where there was none), for the summary. Records in the journal are
-    // data, with or without a snapshot.
+/// What the `--data` file holds before the store opens it (and writes an
+/// empty snapshot where there was none), for the summary; 2 when
+/// `--generate` would mix generated items with what it holds. Records in
+/// the journal are data, with or without a snapshot.
+fn data_before(config: &Config) -> Result<Option<DataFile>, ExitCode> {
     let data_before = config.data.as_deref().map(|path| {
         let journal = widgets_todos::store::journal_of(path);
         let records = std::fs::metadata(&journal).is_ok_and(|meta| meta.len() > 0);
@@ -120,25 +168,22 @@ fn main() -> ExitCode {
             Err(_) => DataFile::New,
         }
     });
-    // Generated items go only into new data: refused here, before the
-    // store opens the file (or creates it), rather than mixed with what it
-    // holds.
     if let (Some(DataFile::Existing(held)), Some(_)) = (&data_before, config.generate) {
-        eprintln!(
-            "widgets-todos: --generate fills only a new data file, and {} already holds data: \
+        let why = format!(
+            "--generate fills only a new data file, and {} already holds data: \
              start without --generate to serve it, or give a new file",
             held.display()
         );
-        return ExitCode::from(2);
+        return Err(failed(2, &why));
     }
-    let store = match widgets_todos::open_store(&config) {
-        Ok(store) => store,
-        Err(err) => {
-            eprintln!("widgets-todos: {err}");
-            return ExitCode::from(1);
-        }
-    };
-    let mut options = Options::from_config(&config);
+    Ok(data_before)
+}
+
+/// The store opened (1 when its data cannot be read) and the application
+/// made with the configuration's options.
+fn open_app(config: &Config, descriptors: u64) -> Result<App, ExitCode> {
+    let store = widgets_todos::open_store(config).map_err(|err| failed(1, &err))?;
+    let mut options = Options::from_config(config);
     // A subscriber to /api/events holds its connection for as long as it
     // listens: at most half the connections, so that requests find room.
     let connections = config
@@ -152,31 +197,29 @@ fn main() -> ExitCode {
             options.max_subscribers
         );
     }
-    let app = Arc::new(App::with_options(store, options));
+    Ok(App::with_options(store, options))
+}
 
-    let server = match widgets_todos::start_app(&config, Arc::clone(&app)) {
-        Ok(server) => server,
-        Err(err) => {
-            let why = match err.kind() {
-                std::io::ErrorKind::AddrInUse => "the address is already in use: stop what \
-                     listens there, or choose another port with --port N or PORT=N \
-                     (--port 0 picks any free one)"
-                    .to_string(),
-                _ => err.to_string(),
-            };
-            eprintln!(
-                "widgets-todos: cannot listen on {}:{}: {why}",
-                config.host, config.port
-            );
-            return ExitCode::from(1);
-        }
-    };
+/// Binds and starts serving; 1 when the address cannot be listened on.
+fn listen(config: &Config, app: &Arc<App>) -> Result<Server, ExitCode> {
+    widgets_todos::start_app(config, Arc::clone(app)).map_err(|err| {
+        let why = match err.kind() {
+            std::io::ErrorKind::AddrInUse => "the address is already in use: stop what \
+                 listens there, or choose another port with --port N or PORT=N \
+                 (--port 0 picks any free one)"
+                .to_string(),
+            _ => err.to_string(),
+        };
+        failed(
+            1,
+            &format!("cannot listen on {}:{}: {why}", config.host, config.port),
+        )
+    })
+}
 
-    // Before the listening line: a script that reads it and at once sends
-    // SIGTERM must find the handlers in place, not the default action, which
-    // kills the process without a graceful stop. A signal caught this early
-    // waits for the thread below.
-    let signals = Signals::new([SIGINT, SIGTERM]);
+/// The listening line on stdout (scripts read it), and the start-up
+/// summary on stderr.
+fn announce(config: &Config, server: &Server, store: &Store, data_before: &Option<DataFile>) {
     let scheme = if config.tls.is_some() {
         "https"
     } else {
@@ -190,42 +233,27 @@ fn main() -> ExitCode {
     }
     if config.log_level >= log::LevelFilter::Info {
         let api = api_url(scheme, server.addr());
-        eprint!("{}", summary(&config, &app.store, &api, &data_before));
+        eprint!("{}", summary(config, store, &api, data_before));
     }
+}
 
-    let stopper = server.stopper();
-    match signals {
-        Ok(mut signals) => {
-            std::thread::spawn(move || {
-                if let Some(signal) = signals.forever().next() {
-                    // The requests answered before the signal come first.
-                    widgets_todos::transport::access_log::flush();
-                    log::info!(target: LOG, "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
-                    );
-                    stopper.stop();
-                    std::thread::sleep(HARD_STOP);
-                    log::warn!(target: LOG, "still running {HARD_STOP:?} after the signal; exiting anyway");
-                    widgets_todos::transport::access_log::flush();
-                    std::process::exit(0);
-                }
-            });
+/// On SIGINT or SIGTERM: the requests in flight finished (up to
+/// [`GRACE`]), then the exit; after [`HARD_STOP`], the exit whatever is
+/// still running.
+fn stop_on_signal(mut signals: Signals, stopper: Stopper) {
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            // The requests answered before the signal come first.
+            widgets_todos::transport::access_log::flush();
+            log::info!(target: LOG, "signal {signal} received: finishing requests in flight (up to {GRACE:?}), then exiting"
+            );
+            stopper.stop();
+            std::thread::sleep(HARD_STOP);
+            log::warn!(target: LOG, "still running {HARD_STOP:?} after the signal; exiting anyway");
+            widgets_todos::transport::access_log::flush();
+            std::process::exit(0);
         }
-        Err(err) => log::error!(target: LOG, "cannot install signal handlers: {err}"),
-    }
-
-    let outcome = server.wait();
-    app.store.close();
-    widgets_todos::transport::access_log::flush();
-    match outcome {
-        Ok(()) => {
-            log::info!(target: LOG, "stopped");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            eprintln!("widgets-todos: {err}");
-            ExitCode::from(1)
-        }
-    }
+    });
 }
 
 /// What the `--data` file was before the store opened it.

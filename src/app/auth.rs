@@ -1,7 +1,7 @@
 //! Check 1 of `mod.rs`: with `--auth-token`, the bearer token (RFC 6750)
 //! that `/api`, and `/_admin` with the request log on, ask of every request.
 
-use super::App;
+use super::{App, Target};
 use crate::config::Secret;
 use crate::error::ApiError;
 use crate::http::{Method, Request};
@@ -17,13 +17,9 @@ impl App {
         &self,
         expected: &Secret,
         req: &Request<'_>,
-        segments: &[&str],
+        target: Target<'_>,
     ) -> Result<(), ApiError> {
-        let guarded = match segments {
-            ["api", ..] => true,
-            ["_admin", ..] => self.recorder.is_some(),
-            _ => false,
-        };
+        let guarded = target.in_api() || (target.in_admin() && self.recorder.is_some());
         if !guarded || matches!(req.method, Method::Options) {
             return Ok(());
         }

@@ -62,11 +62,11 @@
 //! disconnected with a log line; it can resume.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::App;
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::http::{
     Body, EVENT_STREAM, Request, Response, Stream, Streamed, accepts_json, admits, names,
 };
@@ -99,7 +99,7 @@ const WRITE_AT: usize = 64 * 1024;
 /// after a quiet spell goes at once.
 const PAUSE: Duration = Duration::from_millis(20);
 
-/// The query of `/api/events` (check 6): `collection`, `_limit`, and the
+/// The query of `/api/events` (check 5): `collection`, `_limit`, and the
 /// `_delay` and `_` every `/api` path takes.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Query {
@@ -206,10 +206,7 @@ struct Events {
 
 impl Streamed for Events {
     fn send(&self, out: &mut dyn Write) -> io::Result<()> {
-        let mut subscription = self
-            .subscription
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut subscription = lock(&self.subscription);
         let mut buf = opening(&subscription, self.collection);
         out.write_all(&buf)?;
         out.flush()?;

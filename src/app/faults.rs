@@ -5,9 +5,9 @@
 //! with `--fail-status`, the same requests on every run with the same
 //! `--seed`. The settings are read and checked in `config/faults.rs`.
 //!
-//! Only the collections and their items fail, and never a CORS preflight
+//! Only the collections, their items and the change feed fail, and never a CORS preflight
 //! (a browser would report a failed preflight as a network error, not as
-//! the status its script asked for). `App::answer` (`mod.rs`, check 3)
+//! the status its script asked for). `App::check` (`mod.rs`, check 2)
 //! calls [`Faults::check`] for them after the bearer token and before the
 //! id, the method, the query, the body or the store is looked at: a
 //! request failed on purpose has read and changed nothing. `/`, `/api`,
@@ -27,14 +27,15 @@
 //! (`Response::unanswered`) and logs the request with status 444, nginx's
 //! code for a connection it closed without answering.
 //!
-//! With `--faults` off, `_status` and `_fault` are a 400 that says how to
-//! turn them on, instead of the 400 for an unknown parameter.
+//! With `--faults` off, none of this runs on a request that succeeds:
+//! `_status` and `_fault` are then unknown parameters, and only the error
+//! they cause calls [`hint_when_off`], whose 400 says how to turn them on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::faults::{DEFAULT_FAILURE, Failure, FaultSettings, Rate, status};
 use crate::error::ApiError;
-use crate::http::{Response, query_pairs};
+use crate::http::Response;
 use crate::model::generate::SplitMix64;
 use crate::model::query::{bad, repeated};
 
@@ -77,11 +78,10 @@ impl Faults {
 
 impl Faults {
     /// The answer to a request that fails on purpose, `None` to serve it.
-    /// A bad `_status` or `_fault` is a 400. `query` is the request's.
-    pub fn check(&self, query: &str) -> Result<Option<Response>, ApiError> {
+    /// A bad `_status` or `_fault` is a 400. `pairs`: the request's query.
+    pub fn check(&self, pairs: &[(String, String)]) -> Result<Option<Response>, ApiError> {
         let n = self.counted.fetch_add(1, Ordering::Relaxed) + 1;
-        let pairs = query_pairs(query)?;
-        let (failure, why) = match asked(&pairs)? {
+        let (failure, why) = match asked(pairs)? {
             Some(failure) => (failure, ", as _status asked".to_string()),
             None if self.fails(n) => (
                 self.failure,
@@ -143,22 +143,25 @@ fn asked(pairs: &[(String, String)]) -> Result<Option<Failure>, ApiError> {
     Ok(asked.map(|(_, failure)| failure))
 }
 
-/// With `--faults` off: `_status` and `_fault` say how to turn it on. A
-/// query that cannot be decoded is left to the later checks.
-pub fn hint_when_off(query: &str) -> Result<(), ApiError> {
-    let Ok(pairs) = query_pairs(query) else {
-        return Ok(());
-    };
+/// With `--faults` off, `_status` and `_fault` are unknown parameters, so
+/// a request that names them fails a check (the query's, or an earlier
+/// one). Any such failure but the token's becomes a 400 that says how to
+/// turn failure on purpose on. `pairs`: the request's query, none when it
+/// does not decode.
+pub fn hint_when_off(error: ApiError, pairs: &[(String, String)]) -> ApiError {
+    if matches!(error, ApiError::Unauthorized { .. }) {
+        return error;
+    }
     let asked = pairs
         .iter()
         .find(|(name, _)| name == "_status" || name == "_fault");
     match asked {
-        Some((name, _)) => Err(ApiError::BadRequest {
+        Some((name, _)) => ApiError::BadRequest {
             detail: format!(
                 "query parameter '{name}' fails a request on purpose, and this server is not started for that"
             ),
             hint: Some("start the server with --faults (or FAULTS=1)".into()),
-        }),
-        None => Ok(()),
+        },
+        None => error,
     }
 }

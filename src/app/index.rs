@@ -14,13 +14,14 @@
 //! another collection (`/posts`, `POST /api/posts`: json-server serves
 //! every collection of its file), the hint names the two there are.
 //!
-//! A path served, but not with this method, is 405 (check 5 of
+//! A path served, but not with this method, is 405 (check 4 of
 //! `mod.rs`); its hint says when the configuration is why.
 
 use std::sync::Arc;
 
 use super::openapi::Served;
-use super::{App, not_modified};
+use super::query::Query;
+use super::{App, Target, not_modified};
 use crate::error::ApiError;
 use crate::http::{Body, JSON, Method, Request, Response, prefers_html};
 
@@ -98,91 +99,102 @@ impl App {
 }
 
 /// The 404 for a path no route serves; see the module comment. `target`
-/// is the request target (path and query), `segments` its path's;
-/// `recording` whether `--record` is on.
-pub(super) fn no_route(target: &str, segments: &[&str], recording: bool) -> ApiError {
-    let path = target.split_once('?').map_or(target, |(path, _)| path);
-    if !recording && segments.get(..2) == Some(&["_admin", "requests"][..]) {
-        return ApiError::NotFound {
+/// is the request target (path and query); `recording` whether
+/// `--record` is on.
+pub(super) fn no_route(target: &str, resource: Target<'_>, recording: bool) -> ApiError {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    match resource {
+        Target::Requests | Target::Request(_) if !recording => ApiError::NotFound {
             detail: format!("no resource at {path}: the request log is off"),
             hint: Some("start the server with --record N to keep the last N requests".into()),
-        };
-    }
-    let detail = format!("no resource at {path}");
-    let collection = match segments {
-        [name] | [name, _] => ["widgets", "todos"].contains(name),
-        _ => false,
-    };
-    if !collection {
-        return ApiError::NotFound {
-            detail,
-            hint: other_collection(segments).then(|| {
+        },
+        Target::Misplaced(collection, id) => {
+            let id = id.map(|id| format!("/{id}")).unwrap_or_default();
+            let query = if query.is_empty() {
+                String::new()
+            } else {
+                format!("?{query}")
+            };
+            ApiError::NotFound {
+                detail: format!("no resource at {path}"),
+                hint: Some(format!(
+                    "the collections are under /api: try /api/{collection}{id}{query}"
+                )),
+            }
+        }
+        Target::NoneInApi(true) | Target::Nothing(true) => ApiError::NotFound {
+            detail: format!("no resource at {path}"),
+            hint: Some(
                 "the collections are /api/todos and /api/widgets, and there are no others \
                  (GET /api lists them)"
-                    .to_string()
-            }),
-        };
-    }
-    let query = target.split_once('?').map_or("", |(_, query)| query);
-    let mut meant = format!("/api/{}", segments.join("/"));
-    if !query.is_empty() {
-        meant = format!("{meant}?{query}");
-    }
-    ApiError::NotFound {
-        detail,
-        hint: Some(format!("the collections are under /api: try {meant}")),
+                    .into(),
+            ),
+        },
+        _ => ApiError::not_found(format!("no resource at {path}")),
     }
 }
 
 impl App {
-    /// Check 5: the 405 for a method the path does not take, with a hint
-    /// when the configuration is why: `--read-only`, or a reset without
-    /// `--allow-reset`.
-    pub(super) fn not_allowed(
+    /// The methods served at `target`, as `Allow` lists them (RFC 9110
+    /// section 10.2.1); `None` when no method is.
+    pub(super) fn allowed(&self, target: Target<'_>) -> Option<String> {
+        use Method::{Delete, Get, Head, Patch, Post, Put};
+        let served: Vec<&str> = [Get, Head, Post, Put, Patch, Delete]
+            .into_iter()
+            .filter(|&method| self.route(method, target).is_some())
+            .filter_map(Method::name)
+            .collect();
+        (!served.is_empty()).then(|| format!("{}, OPTIONS", served.join(", ")))
+    }
+
+    /// Check 4 when the table has no route for this method at this path:
+    /// 404 when it has none for any method; a CORS preflight, and a plain
+    /// `OPTIONS` once its query is checked (check 5), get what the path
+    /// allows (RFC 9110 section 9.3.7); any other method is 405 with
+    /// `Allow`.
+    pub(super) fn not_routed(
         &self,
         req: &Request<'_>,
-        segments: &[&str],
-        allow: &str,
-    ) -> ApiError {
-        let writes = matches!(
-            req.method,
-            Method::Post | Method::Put | Method::Patch | Method::Delete
-        );
-        let hint = match segments {
-            ["api", "todos" | "widgets", ..] if writes && self.options.read_only => Some(
-                "this server was started with --read-only, so it serves reads only: restart it \
-                 without --read-only to change data"
-                    .to_string(),
-            ),
-            ["api", collection] if matches!(req.method, Method::Delete) => {
-                let kind = collection.trim_end_matches('s');
-                Some(format!(
-                    "DELETE /api/{collection} (every {kind} at once) needs the server started with \
-                     --allow-reset; to delete one {kind}, DELETE /api/{collection}/{{id}}"
-                ))
-            }
-            _ => None,
+        target: Target<'_>,
+        query: &Query,
+    ) -> Result<Response, ApiError> {
+        let Some(allow) = self.allowed(target) else {
+            return Err(no_route(req.target, target, self.recorder.is_some()));
         };
-        ApiError::MethodNotAllowed {
-            method: req.method_name.to_string(),
-            allow: allow.to_string(),
-            hint,
+        if !matches!(req.method, Method::Options) {
+            return Err(not_allowed(req, target, allow, self.options.read_only));
         }
+        if !req.is_preflight() {
+            self.check_query(req.method, target, query)?;
+        }
+        Ok(Response::empty(204).with_header("Allow", allow))
     }
 }
 
-/// Whether a path looks like a collection or an item this server does not
-/// keep (`/posts`, `/api/posts/1`, as json-server serves any collection
-/// of its file): one or two segments, at the root or under `/api`, the
-/// first a word (not `_admin`), none of them a file name (`/favicon.ico`).
-fn other_collection(segments: &[&str]) -> bool {
-    let rest = match segments {
-        ["api", rest @ ..] => rest,
-        rest => rest,
+/// Check 4: the 405 for a method the path does not take, with a hint
+/// when the configuration is why: `--read-only`, or a reset without
+/// `--allow-reset`.
+fn not_allowed(req: &Request<'_>, target: Target<'_>, allow: String, read_only: bool) -> ApiError {
+    use Method::{Delete, Patch, Post, Put};
+    let writes = matches!(req.method, Post | Put | Patch | Delete);
+    let hint = match target {
+        Target::Collection(_) | Target::Item(..) if writes && read_only => Some(
+            "this server was started with --read-only, so it serves reads only: restart it \
+             without --read-only to change data"
+                .to_string(),
+        ),
+        Target::Collection(kind) if matches!(req.method, Delete) => {
+            let (collection, one) = (kind.name(), kind.name().trim_end_matches('s'));
+            Some(format!(
+                "DELETE /api/{collection} (every {one} at once) needs the server started with \
+                 --allow-reset; to delete one {one}, DELETE /api/{collection}/{{id}}"
+            ))
+        }
+        _ => None,
     };
-    matches!(rest.len(), 1 | 2)
-        && rest
-            .first()
-            .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_alphabetic()))
-        && !segments.iter().any(|segment| segment.contains('.'))
+    ApiError::MethodNotAllowed {
+        method: req.method_name.to_string(),
+        allow,
+        hint,
+    }
 }

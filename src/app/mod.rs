@@ -2,41 +2,45 @@
 //! The routing table, the order of checks, and the handlers of the
 //! collections and their items.
 //!
+//! # The routing table
+//!
+//! A request is routed once, here, in two steps: [`target`] reads the path
+//! into the resource it names (a [`Target`]), then [`App::route`] matches
+//! the method against it (a [`Route`]). 404, 405 with `Allow`, and the
+//! answer to `OPTIONS` all come from these two tables; no other code looks
+//! at the path. A `Target` also says which checks apply to it: the token
+//! ([`Target::in_api`], [`Target::in_admin`]), failure on purpose
+//! ([`Target::fails_on_purpose`]), the delay.
+//!
 //! # The order of checks
 //!
-//! [`route`] matches the method and the path together, in one table. Then
-//! [`App::answer`] runs the checks, each answering with an error before
+//! [`App::check`] runs the checks, each answering with an error before
 //! anything later is looked at (and before anything changes):
 //!
 //! 1. with `--auth-token`, on `/api` and (with `--record`) `/_admin`, for
 //!    every method but `OPTIONS`: the bearer token, else 401 (so that,
 //!    without the token, not even which paths exist is told);
-//! 2. the path: one that no method is served at is 404 (`index.rs`: with a
-//!    hint when it names a collection outside `/api`);
-//! 3. with `--faults`, on a collection or an item, but for a CORS
-//!    preflight: failure on purpose (`faults.rs`), before anything is read
-//!    or changed;
-//! 4. an item's id: one that is not a positive integer is 404;
-//! 5. the method: a CORS preflight (`OPTIONS` with
+//! 2. with `--faults`, on a collection, an item or `/api/events`, but for
+//!    a CORS preflight: failure on purpose (`faults.rs`), before anything
+//!    is read or changed;
+//! 3. an item's id: one that is not a positive integer is 404;
+//! 4. the path and the method, in the routing table: a path that no method
+//!    is served at is 404 (`index.rs`: with a hint when it names a
+//!    collection outside `/api`); a CORS preflight (`OPTIONS` with
 //!    `Access-Control-Request-Method`) is answered here, whatever its
 //!    query (the browser sends the URL of the request it asks about); any
 //!    other method the path does not take is 405 with `Allow`;
-//! 6. the query: a collection's GET, HEAD and OPTIONS take a list query
-//!    (`model/query.rs`), `/_admin/requests` its filters (`record.rs`),
-//!    other paths nothing but `_delay` and `_` (a cache-buster, ignored);
-//!    any error is 400; then a plain `OPTIONS` is answered;
-//! 7. `Accept` must admit JSON, else 406 (`/` also serves HTML);
-//! 8. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
+//! 5. the query, decoded once per request: a collection's GET, HEAD and
+//!    OPTIONS take a list query (`model/query.rs`), `/api/events` its own,
+//!    `/_admin/requests` its filters (`record.rs`), other paths nothing but
+//!    `_delay` and `_` (a cache-buster, ignored); any error is 400; then a
+//!    plain `OPTIONS` is answered;
+//! 6. `Accept` must admit JSON, else 406 (`/` also serves HTML);
+//! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
 //!    body, its size (413), media type (415), syntax (400) and validation
 //!    (422); then, under the store's lock, `If-Match` (400 when malformed,
 //!    412 when no tag matches); POST: the store may be full (507). GET and
 //!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
-//!
-//! A DELETE answers 200 with the item deleted, as json-server does and as
-//! its clients read (`fetch(...).then(r => r.json())`, react-admin's
-//! providers); a client that asks for no content with `Prefer:
-//! return=minimal` (RFC 7240) gets 204 (RFC 9110 section 9.3.5 allows
-//! either), and `Preference-Applied` says which `return` was honoured.
 //!
 //! Every response, errors included, then gets its CORS header fields
 //! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
@@ -44,8 +48,13 @@
 //! answered in `index.rs`; the OpenAPI document itself, made for the
 //! configuration, is `openapi.rs`'s. With `--record N`, each exchange is
 //! then recorded, and `/_admin/requests` shows the last N (`record.rs`).
-//! A feature that is off costs a request one test of an `Option` or a
-//! `bool`, and none of its code runs.
+//!
+//! A feature that is off runs none of its code: failure on purpose and the
+//! request log are an `Option` tested once, and `--delay` a zero tested
+//! once; `_delay` is read only when a parameter of the query has that name.
+//! With `--faults` off, `_status` and `_fault` are unknown parameters, so
+//! the request fails a check; only then does `faults.rs` turn that error
+//! into one that says how to turn failure on purpose on.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -55,9 +64,9 @@ use crate::error::ApiError;
 use crate::health::Health;
 use crate::http::conditional::Condition;
 use crate::http::prefer::{Return, return_preference};
-use crate::http::{Body, Handler, JSON, Method, Request, Response, query_pairs};
+use crate::http::{Body, Handler, JSON, Method, Request, Response};
 use crate::model::query::ListQuery;
-use crate::model::{MAX_SAFE_INTEGER, Todo, Widget, parse_decimal};
+use crate::model::{MAX_SAFE_INTEGER, Resource as _, Todo, Widget, parse_decimal};
 use crate::store::{Listed, Rendered, Store, Stored, render};
 
 mod auth;
@@ -68,6 +77,8 @@ mod index;
 mod openapi;
 mod query;
 mod record;
+
+use query::Query;
 
 pub use cors::EXPOSED;
 
@@ -131,16 +142,37 @@ impl Options {
 }
 
 impl Handler for App {
-    /// Answers one request, and records it with `--record`. Never fails:
-    /// every error becomes its problem+json.
+    /// One request to its response: the resource its path names, the
+    /// checks and the handler ([`App::check`]), an error as its problem
+    /// document, then CORS and the delay; with `--record`, the exchange
+    /// recorded. Never fails.
     fn handle(&self, req: &mut Request<'_>) -> Response {
-        let Some(recorder) = &self.recorder else {
-            return self.respond(req);
+        let started = self.recorder.is_some().then(record::Started::now);
+        let (path, query) = req.path_and_query();
+        let target = target(path);
+        let query = match query {
+            "" => Query::NONE,
+            query => Query::decode(query),
         };
-        let started = record::Started::now();
-        let response = self.respond(req);
-        let body = req.body_read.take();
-        recorder.add(req, body, &response, started);
+        let mut response = match self.check(req, target, &query) {
+            Ok(response) => response,
+            Err(error) if self.faults.is_none() && target.fails_on_purpose() => {
+                Response::from(faults::hint_when_off(error, &query.pairs))
+            }
+            Err(error) => Response::from(error),
+        };
+        response.probe = matches!(target, Target::Health);
+        let delay = query.delay.unwrap_or(self.options.delay);
+        if !delay.is_zero() && target.in_api() {
+            response.delay = delay;
+        }
+        let response = self.cors(req, response);
+        if let (Some(recorder), Some(started)) = (&self.recorder, started)
+            && !target.in_admin()
+        {
+            let body = req.body_read.take();
+            recorder.add(req, body, &response, started);
+        }
         response
     }
 
@@ -153,7 +185,9 @@ impl Handler for App {
     /// handling panicked: the problem document, with CORS header fields.
     fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
         let response = self.cors(req, Response::from(error));
-        if let Some(recorder) = &self.recorder {
+        if let Some(recorder) = &self.recorder
+            && !target(req.path()).in_admin()
+        {
             let started = record::Started::now();
             recorder.add(req, req.body_read.clone(), &response, started);
         }
@@ -168,8 +202,122 @@ enum Kind {
     Todos,
 }
 
-/// What a request asks for: the routing table's answer.
-#[derive(Debug, Clone, Copy)]
+impl Kind {
+    /// The collection's name, as in its path.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Widgets => Widget::COLLECTION,
+            Kind::Todos => Todo::COLLECTION,
+        }
+    }
+}
+
+/// The resource a path names (RFC 9110 section 7.1's target resource):
+/// the routing table's first half, [`target`]'s answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target<'a> {
+    Home,
+    Health,
+    Index,
+    OpenApi,
+    Events,
+    Collection(Kind),
+    /// An item, by the id as the path spells it (check 3 reads it).
+    Item(Kind, &'a str),
+    Requests,
+    Request(&'a str),
+    /// No resource, under `/api`; `true` when the path looks like a
+    /// collection or an item this server does not keep (`/api/posts/1`).
+    NoneInApi(bool),
+    /// No resource, under `/_admin`.
+    NoneInAdmin,
+    /// A collection's path outside `/api` (`/todos`, `/widgets/7`, where
+    /// json-server serves them), by its collection and id: no resource,
+    /// and a hint.
+    Misplaced(&'a str, Option<&'a str>),
+    /// No resource; `true` when the path looks like another collection
+    /// or its item (`/posts`, as json-server serves any collection of its
+    /// file).
+    Nothing(bool),
+}
+
+impl Target<'_> {
+    /// Under `/api`: the token is asked for, and the delay applies.
+    fn in_api(self) -> bool {
+        use Target::*;
+        matches!(
+            self,
+            Index | OpenApi | Events | Collection(_) | Item(..) | NoneInApi(_)
+        )
+    }
+
+    /// Under `/_admin`: the request log's, never recorded itself; the
+    /// token is asked for while the log is on.
+    fn in_admin(self) -> bool {
+        use Target::*;
+        matches!(self, Requests | Request(_) | NoneInAdmin)
+    }
+
+    /// A collection, an item, or the change feed: what `--faults` fails.
+    fn fails_on_purpose(self) -> bool {
+        use Target::*;
+        matches!(self, Collection(_) | Item(..) | Events)
+    }
+}
+
+/// The routing table's first half: the resource `path` names, read by
+/// segments. One trailing slash is allowed (`/api/todos/`); an
+/// absolute-form target (`http://host/api`, RFC 9112 section 3.2.2) is
+/// routed by its path; a target that is no path (`*`) has none. No
+/// resource has more than three segments, so at most four are kept (a
+/// fourth one only says that there are more).
+fn target(path: &str) -> Target<'_> {
+    use Kind::{Todos, Widgets};
+    let path = match path.split_once("://") {
+        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
+        _ => path,
+    };
+    let mut parts = [""; 4];
+    let mut count = 0;
+    if let Some(path) = path.strip_prefix('/') {
+        let path = path.strip_suffix('/').unwrap_or(path);
+        for (part, segment) in parts.iter_mut().zip(path.split('/')) {
+            *part = segment;
+            count += 1;
+        }
+    }
+    match parts[..count] {
+        [""] => Target::Home,
+        ["healthz"] => Target::Health,
+        ["api"] => Target::Index,
+        ["api", "openapi.json"] => Target::OpenApi,
+        ["api", "events"] => Target::Events,
+        ["api", "todos"] => Target::Collection(Todos),
+        ["api", "todos", id] => Target::Item(Todos, id),
+        ["api", "widgets"] => Target::Collection(Widgets),
+        ["api", "widgets", id] => Target::Item(Widgets, id),
+        ["api", ref rest @ ..] => Target::NoneInApi(looks_like_collection(rest)),
+        ["_admin", "requests"] => Target::Requests,
+        ["_admin", "requests", id] => Target::Request(id),
+        ["_admin", ..] => Target::NoneInAdmin,
+        [name @ ("todos" | "widgets")] => Target::Misplaced(name, None),
+        [name @ ("todos" | "widgets"), id] => Target::Misplaced(name, Some(id)),
+        ref rest => Target::Nothing(looks_like_collection(rest)),
+    }
+}
+
+/// Whether the rest of a path no resource matched looks like a collection
+/// or an item this server does not keep: one or two segments, the first a
+/// word (not `_admin`), none of them a file name (`/favicon.ico`).
+fn looks_like_collection(rest: &[&str]) -> bool {
+    matches!(rest.len(), 1 | 2)
+        && rest[0].starts_with(|c: char| c.is_ascii_alphabetic())
+        && !rest.iter().any(|segment| segment.contains('.'))
+}
+
+/// What a request asks for: the routing table's answer. The request
+/// log's routes carry it: they are served only while it is on.
+#[derive(Clone, Copy)]
 enum Route<'a> {
     Home,
     Index,
@@ -183,42 +331,9 @@ enum Route<'a> {
     Update(Kind),
     Patch(Kind),
     Delete(Kind),
-    Requests,
-    ClearRequests,
-    Request(&'a str),
-}
-
-/// The routing table: method and path together. `None` when no route
-/// serves this method at this path; whether another method is served there
-/// is [`App::allowed`]'s question.
-fn route<'a>(method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
-    use Kind::{Todos, Widgets};
-    use Method::{Delete, Get, Head, Patch, Post, Put};
-    Some(match (method, segments) {
-        (Get | Head, [""]) => Route::Home,
-        (Get | Head, ["api"]) => Route::Index,
-        (Get | Head, ["healthz"]) => Route::Health,
-        (Get | Head, ["api", "openapi.json"]) => Route::OpenApi,
-        (Get | Head, ["api", "events"]) => Route::Events,
-        (Get | Head, ["api", "todos"]) => Route::List(Todos),
-        (Post, ["api", "todos"]) => Route::Create(Todos),
-        (Delete, ["api", "todos"]) => Route::Reset(Todos),
-        (Get | Head, ["api", "todos", _]) => Route::Get(Todos),
-        (Put, ["api", "todos", _]) => Route::Update(Todos),
-        (Patch, ["api", "todos", _]) => Route::Patch(Todos),
-        (Delete, ["api", "todos", _]) => Route::Delete(Todos),
-        (Get | Head, ["api", "widgets"]) => Route::List(Widgets),
-        (Post, ["api", "widgets"]) => Route::Create(Widgets),
-        (Delete, ["api", "widgets"]) => Route::Reset(Widgets),
-        (Get | Head, ["api", "widgets", _]) => Route::Get(Widgets),
-        (Put, ["api", "widgets", _]) => Route::Update(Widgets),
-        (Patch, ["api", "widgets", _]) => Route::Patch(Widgets),
-        (Delete, ["api", "widgets", _]) => Route::Delete(Widgets),
-        (Get | Head, ["_admin", "requests"]) => Route::Requests,
-        (Delete, ["_admin", "requests"]) => Route::ClearRequests,
-        (Get | Head, ["_admin", "requests", id]) => Route::Request(id),
-        _ => return None,
-    })
+    Requests(&'a record::Recorder),
+    ClearRequests(&'a record::Recorder),
+    Request(&'a record::Recorder, &'a str),
 }
 
 impl App {
@@ -244,142 +359,83 @@ impl App {
         }
     }
 
-    /// The response to a request the transport passed on: the answer,
-    /// errors as problem documents, with CORS and the delay.
-    fn respond(&self, req: &mut Request<'_>) -> Response {
-        let (path, query) = req.path_and_query();
-        let (parts, count) = segments(path);
-        let segments = &parts[..count];
-        let mut response = self
-            .answer(req, segments, query)
-            .unwrap_or_else(Response::from);
-        if segments.first() == Some(&"api") {
-            response.delay = self.options.delay;
-            if !query.is_empty() {
-                let pairs = query_pairs(query).unwrap_or_default();
-                if let Ok(Some(delay)) = query::delay(&pairs) {
-                    response.delay = delay;
-                }
-            }
-        }
-        self.cors(req, response)
-    }
-
-    /// The route the table gives, if this configuration serves it: a
-    /// reset needs `--allow-reset`, the request log's routes `--record`;
-    /// with `--read-only`, no write is served, so `Allow`, `OPTIONS` and
-    /// the 405 of a write all come from here (docs/api.md says why 405).
-    fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
-        match route(method, segments)? {
-            Route::Create(_)
-            | Route::Update(_)
-            | Route::Patch(_)
-            | Route::Delete(_)
-            | Route::Reset(_)
-                if self.options.read_only =>
-            {
-                None
-            }
-            Route::Reset(_) if !self.options.allow_reset => None,
-            Route::Requests | Route::ClearRequests | Route::Request(_)
-                if self.recorder.is_none() =>
-            {
-                None
-            }
-            route => Some(route),
-        }
-    }
-
-    /// The methods served at a path, as `Allow` lists them (RFC 9110
-    /// section 10.2.1); `None` when no method is.
-    fn allowed(&self, segments: &[&str]) -> Option<String> {
+    /// The routing table's second half: the route of `method` at `target`,
+    /// if this configuration serves it (a write needs the server not
+    /// `--read-only`, a reset also `--allow-reset`, the request log's
+    /// routes `--record`). `None` is check 4's 404, 405 or `OPTIONS`: see
+    /// [`App::not_routed`] (docs/api.md says why 405 for a read-only
+    /// server's writes).
+    fn route<'a>(&'a self, method: Method, target: Target<'a>) -> Option<Route<'a>> {
         use Method::{Delete, Get, Head, Patch, Post, Put};
-        let served: Vec<&str> = [Get, Head, Post, Put, Patch, Delete]
-            .into_iter()
-            .filter(|&method| self.served(method, segments).is_some())
-            .filter_map(Method::name)
-            .collect();
-        (!served.is_empty()).then(|| format!("{}, OPTIONS", served.join(", ")))
+        let writes = !self.options.read_only;
+        let reset = writes && self.options.allow_reset;
+        let log = self.recorder.as_ref();
+        Some(match (method, target) {
+            (Get | Head, Target::Home) => Route::Home,
+            (Get | Head, Target::Index) => Route::Index,
+            (Get | Head, Target::Health) => Route::Health,
+            (Get | Head, Target::OpenApi) => Route::OpenApi,
+            (Get | Head, Target::Events) => Route::Events,
+            (Get | Head, Target::Collection(kind)) => Route::List(kind),
+            (Post, Target::Collection(kind)) if writes => Route::Create(kind),
+            (Delete, Target::Collection(kind)) if reset => Route::Reset(kind),
+            (Get | Head, Target::Item(kind, _)) => Route::Get(kind),
+            (Put, Target::Item(kind, _)) if writes => Route::Update(kind),
+            (Patch, Target::Item(kind, _)) if writes => Route::Patch(kind),
+            (Delete, Target::Item(kind, _)) if writes => Route::Delete(kind),
+            (Get | Head, Target::Requests) => Route::Requests(log?),
+            (Delete, Target::Requests) => Route::ClearRequests(log?),
+            (Get | Head, Target::Request(id)) => Route::Request(log?, id),
+            _ => return None,
+        })
     }
 
     /// The checks of the module comment, in its order, then the handler.
-    fn answer(
+    fn check(
         &self,
         req: &mut Request<'_>,
-        segments: &[&str],
-        query: &str,
+        target: Target<'_>,
+        query: &Query,
     ) -> Result<Response, ApiError> {
         // 1. The token.
         if let Some(token) = &self.options.auth_token {
-            self.authorize(token, req, segments)?;
+            self.authorize(token, req, target)?;
         }
-        // 2. The path; the methods it takes when this one is not among them.
-        let route = self.served(req.method, segments);
-        let allow =
-            match route {
-                Some(_) => None,
-                None => Some(self.allowed(segments).ok_or_else(|| {
-                    index::no_route(req.target, segments, self.recorder.is_some())
-                })?),
-            };
-        // 3. Failure on purpose.
-        if let ["api", "todos" | "widgets" | "events", ..] = segments {
-            if !req.is_preflight() {
-                match &self.faults {
-                    Some(faults) => {
-                        if let Some(failed) = faults.check(query)? {
-                            return Ok(failed);
-                        }
-                    }
-                    None if !query.is_empty() => faults::hint_when_off(query)?,
-                    None => {}
-                }
-            }
+        // 2. Failure on purpose.
+        if let Some(faults) = &self.faults
+            && target.fails_on_purpose()
+            && !req.is_preflight()
+            && let Some(failed) = faults.check(query.pairs()?)?
+        {
+            return Ok(failed);
         }
-        // 4. An item's id.
-        let id = match segments {
-            ["api", collection @ ("todos" | "widgets"), id] => item_id(collection, id)?,
+        // 3. An item's id.
+        let id = match target {
+            Target::Item(kind, id) => item_id(kind, id)?,
             _ => 0,
         };
-        // 5. The method.
-        if let Some(allow) = &allow {
-            if req.is_preflight() {
-                return Ok(options(allow));
-            }
-            if !matches!(req.method, Method::Options) {
-                return Err(self.not_allowed(req, segments, allow));
-            }
-        }
-        // 6. The query.
-        let pairs = match query {
-            "" => Vec::new(),
-            query => query_pairs(query)?,
+        // 4. The path and the method.
+        let Some(route) = self.route(req.method, target) else {
+            return self.not_routed(req, target, query);
         };
-        let lists = matches!(route, Some(Route::List(_))) || allow.is_some();
-        let list = match lists || !pairs.is_empty() {
-            true => self.check_query(req.method, segments, &pairs)?,
-            false => None,
+        // 5. The query (none: a list's default, every item by id).
+        let list = match query.pairs.is_empty() && query.error.is_none() {
+            true => None,
+            false => self.check_query(req.method, target, query)?,
         };
-        if let Some(allow) = &allow {
-            return Ok(options(allow));
-        }
-        // 7. `Accept` (`/` also serves HTML: `index.rs` negotiates).
-        // (With no route, `allow` was set and has answered by now.)
-        let Some(route) = route else {
-            return Err(ApiError::Internal);
-        };
+        // 6. `Accept` (`/` also serves HTML: `index.rs` negotiates).
         match route {
             Route::Home => {}
             Route::Events => events::check_accept(req)?,
             _ => req.check_accept()?,
         }
-        // 8. The handler.
-        self.run(route, req, id, list, &pairs)
+        // 7. The handler.
+        self.dispatch(route, req, id, list, &query.pairs)
     }
 
-    /// Check 8: the handler of the route, with the item's id (check 4) and
-    /// the list query (check 6) it takes.
-    fn run(
+    /// Check 7: the handler of the route, with the item's id (check 3) and
+    /// the list query (check 5) it takes.
+    fn dispatch(
         &self,
         route: Route<'_>,
         req: &mut Request<'_>,
@@ -407,7 +463,9 @@ impl App {
             Route::Patch(Kind::Widgets) => self.update::<Widget>(req, id, true),
             Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
             Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
-            Route::Requests | Route::ClearRequests | Route::Request(_) => self.admin(route, pairs),
+            Route::Requests(log) => record::requests(log, pairs),
+            Route::ClearRequests(log) => Ok(record::clear(log)),
+            Route::Request(log, id) => record::request(log, id),
         }
     }
 
@@ -429,7 +487,9 @@ impl App {
         if let Some(link) = query.link(&format!("/api/{}", T::COLLECTION), total) {
             response = response.with_header("Link", link);
         }
-        if let Some(range) = query.content_range(T::COLLECTION, total) {
+        if query.simple_rest
+            && let Some(range) = query.content_range(T::COLLECTION, total)
+        {
             response = response.with_header("Content-Range", range);
         }
         Ok(response)
@@ -486,10 +546,12 @@ impl App {
         Ok(json(200, rendered))
     }
 
-    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, or 404
-    /// when already gone; with `If-Match`, only while the item is still
-    /// the version named. `Prefer: return=minimal` gets 204 (see the
-    /// module comment).
+    /// `DELETE /api/{collection}/{id}`: 200 with the item deleted, as
+    /// json-server does and as its clients read (`fetch(...).then(r =>
+    /// r.json())`, react-admin's providers), or 404 when already gone;
+    /// with `If-Match`, only while the item is still the version named.
+    /// `Prefer: return=minimal` (RFC 7240) gets 204 (RFC 9110 section
+    /// 9.3.5 allows either), and `Preference-Applied` says so.
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
         let check = |item: &T| precondition(req.header("If-Match"), item);
         let deleted = self.store.delete::<T>(id, check)?;
@@ -507,43 +569,16 @@ impl App {
     }
 }
 
-/// Check 4: an item's id, in the path of `collection`: a positive integer
-/// in decimal digits, else 404.
-fn item_id(collection: &str, id: &str) -> Result<u64, ApiError> {
+/// Check 3: an item's id, in the path of its collection: a positive
+/// integer in decimal digits, else 404.
+fn item_id(kind: Kind, id: &str) -> Result<u64, ApiError> {
     match parse_decimal(id) {
         Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
         _ => Err(ApiError::not_found(format!(
             "'{id}' is not a {} id: ids are positive integers like 1 or 42",
-            collection.trim_end_matches('s')
+            kind.name().trim_end_matches('s')
         ))),
     }
-}
-
-/// The answer to `OPTIONS`: what the path allows (RFC 9110 section 9.3.7).
-fn options(allow: &str) -> Response {
-    Response::empty(204).with_header("Allow", allow.to_string())
-}
-
-/// The path's segments, for the routing table. One trailing slash is
-/// allowed (`/api/todos/`); an absolute-form target (`http://host/api`,
-/// RFC 9112 section 3.2.2) is routed by its path; a target that is no path
-/// (`*`) has none. No route has more than three segments, so at most four
-/// are kept (a fourth one only says that there are more).
-fn segments(path: &str) -> ([&str; 4], usize) {
-    let path = match path.split_once("://") {
-        Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
-        _ => path,
-    };
-    let mut parts = [""; 4];
-    let mut count = 0;
-    if let Some(path) = path.strip_prefix('/') {
-        let path = path.strip_suffix('/').unwrap_or(path);
-        for (part, segment) in parts.iter_mut().zip(path.split('/')) {
-            *part = segment;
-            count += 1;
-        }
-    }
-    (parts, count)
 }
 
 /// A JSON response with the representation's entity tag.

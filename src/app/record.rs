@@ -36,9 +36,8 @@ use std::time::{Duration, Instant, SystemTime};
 use serde::{Serialize, Serializer};
 use time::OffsetDateTime;
 
-use super::{App, Route};
 use crate::config::MAX_RECORD;
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::http::{
     Body, JSON, Method, PROBLEM_JSON, Request, Response, TIMESTAMP, instance_member,
 };
@@ -113,13 +112,10 @@ impl Recorder {
         }
     }
 
-    /// Records `req` and its `response`, unless it is one of the
-    /// request log's own (`/_admin`). `body`: the body as the request read it
-    /// (`Request::body_read`); `None` when it was never read.
+    /// Records `req` and its `response` (the caller leaves out the
+    /// request log's own, `/_admin`). `body`: the body as the request read
+    /// it (`Request::body_read`); `None` when it was never read.
     pub fn add(&self, req: &Request<'_>, body: Option<Vec<u8>>, response: &Response, at: Started) {
-        if super::segments(req.path()).0.first() == Some(&"_admin") {
-            return;
-        }
         let headers = req.headers.iter();
         let body = body.map(|bytes| {
             String::from_utf8(bytes)
@@ -382,34 +378,20 @@ fn unknown(name: &str) -> ApiError {
     }
 }
 
-impl App {
-    /// The request log's routes, once `mod.rs` has checked the path, the
-    /// token, the method, the query and `Accept`. Only served with
-    /// `--record`.
-    pub(super) fn admin(
-        &self,
-        route: Route<'_>,
-        pairs: &[(String, String)],
-    ) -> Result<Response, ApiError> {
-        let Some(recorder) = &self.recorder else {
-            return Err(ApiError::Internal);
-        };
-        match route {
-            Route::ClearRequests => {
-                recorder.clear();
-                Ok(Response::empty(204))
-            }
-            Route::Request(id) => request(recorder, id),
-            _ => requests(recorder, pairs),
-        }
-    }
+/// `DELETE /_admin/requests`: every entry gone.
+pub(super) fn clear(recorder: &Recorder) -> Response {
+    recorder.clear();
+    Response::empty(204)
 }
 
 /// `GET` and `HEAD /_admin/requests`: the entries the filters select,
 /// newest first, with `X-Total-Count`, a page of at most [`PAGE_BYTES`]
 /// and a `Link` to the next. HEAD makes the page too, for its
 /// `Content-Length` and `Link` (RFC 9110 section 9.3.2).
-fn requests(recorder: &Recorder, pairs: &[(String, String)]) -> Result<Response, ApiError> {
+pub(super) fn requests(
+    recorder: &Recorder,
+    pairs: &[(String, String)],
+) -> Result<Response, ApiError> {
     let filter = Filter::parse(pairs)?;
     let (entries, total) = recorder.select(&filter, PAGE_BYTES);
     let (body, sent) = page(&entries, PAGE_BYTES)?;
@@ -423,7 +405,7 @@ fn requests(recorder: &Recorder, pairs: &[(String, String)]) -> Result<Response,
 }
 
 /// `/_admin/requests/{id}`: the newest entry with that request id.
-fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
+pub(super) fn request(recorder: &Recorder, id: &str) -> Result<Response, ApiError> {
     match recorder.find(id) {
         Some(entry) => Ok(Response::json(200, &*entry)),
         None => Err(ApiError::NotFound {
@@ -455,15 +437,6 @@ fn by_name<S: Serializer>(
 /// `duration_ms`: milliseconds, to the microsecond.
 fn milliseconds<S: Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_f64(duration.as_micros() as f64 / 1000.0)
-}
-
-/// Takes the request log's lock. Each change under it is one push, pop or
-/// assignment, so a panic cannot leave it half done: a poisoned lock is
-/// taken back.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

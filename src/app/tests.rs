@@ -35,17 +35,21 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 }
 
 #[test]
-fn segments_of_paths() {
-    let of = |path| {
-        let (parts, count) = segments(path);
-        parts[..count].to_vec()
-    };
-    assert_eq!(of("/api/todos/"), ["api", "todos"]);
-    assert_eq!(of("/api/todos//"), ["api", "todos", ""]);
-    assert_eq!(of("/api/todos/1/x/y"), ["api", "todos", "1", "x"]);
-    assert_eq!(of("http://localhost:8080/api"), ["api"]);
-    assert!(of("http://localhost:8080").is_empty());
-    assert!(of("*").is_empty());
+fn the_resource_a_path_names() {
+    assert_eq!(target("/api/todos/"), Target::Collection(Kind::Todos));
+    assert_eq!(target("/api/todos//"), Target::Item(Kind::Todos, ""));
+    assert_eq!(target("/api/todos/1/x/y"), Target::NoneInApi(false));
+    assert_eq!(target("/api/posts/1"), Target::NoneInApi(true));
+    assert_eq!(target("/posts"), Target::Nothing(true));
+    assert_eq!(target("/favicon.ico"), Target::Nothing(false));
+    assert_eq!(target("http://localhost:8080/api"), Target::Index);
+    assert_eq!(
+        target("/widgets/7"),
+        Target::Misplaced("widgets", Some("7"))
+    );
+    assert_eq!(target("/_admin/x"), Target::NoneInAdmin);
+    assert_eq!(target("http://localhost:8080"), Target::Nothing(false));
+    assert_eq!(target("*"), Target::Nothing(false));
 }
 
 #[test]
@@ -67,6 +71,83 @@ fn routes_without_a_socket() {
         (options.status, options.header("Allow")),
         (204, Some("GET, HEAD, PUT, PATCH, DELETE, OPTIONS"))
     );
+}
+
+/// 404, 405 and `OPTIONS` come from the one routing table: the `Allow` of
+/// an `OPTIONS` and of a 405 at the same path agree, whatever the
+/// configuration leaves off.
+#[test]
+fn options_and_405_allow_the_same_methods() {
+    let reset = Options {
+        allow_reset: true,
+        record: Some(10),
+        ..Options::default()
+    };
+    for app in [
+        App::new(Store::new(10)),
+        App::with_options(Store::new(10), reset),
+    ] {
+        for path in [
+            "/",
+            "/api",
+            "/healthz",
+            "/api/openapi.json",
+            "/api/events",
+            "/api/todos",
+            "/api/widgets/2",
+            "/_admin/requests",
+            "/_admin/requests/x",
+        ] {
+            let options = call(&app, "OPTIONS", path, &[]);
+            let on = app.recorder.is_some() || !path.starts_with("/_admin");
+            if !on {
+                assert_eq!(options.status, 404, "{path}");
+                continue;
+            }
+            assert_eq!(options.status, 204, "{path}");
+            let allow = options.header("Allow").unwrap();
+            let other = ["PUT", "POST", "PATCH", "DELETE"]
+                .into_iter()
+                .find(|method| !allow.contains(method))
+                .unwrap();
+            let refused = call(&app, other, path, &[]);
+            assert_eq!(refused.status, 405, "{other} {path}");
+            assert_eq!(refused.header("Allow"), Some(allow), "{other} {path}");
+        }
+    }
+}
+
+/// Without `--record`, the request log's paths say how to turn it on.
+#[test]
+fn the_request_logs_paths_say_when_it_is_off() {
+    let app = App::new(Store::new(10));
+    for path in ["/_admin/requests", "/_admin/requests/abc"] {
+        let response = call(&app, "GET", path, &[]);
+        assert_eq!(response.status, 404, "{path}");
+        let body = String::from_utf8_lossy(response.body_bytes()).into_owned();
+        assert!(body.contains("--record N"), "{path}: {body}");
+    }
+}
+
+/// `_delay` holds back an `/api` response only; a health probe's
+/// response says it is one, for the access log.
+#[test]
+fn the_delay_is_for_api_responses_and_probes_are_told() {
+    let app = App::new(Store::new(10));
+    let api = call(&app, "GET", "/api?_delay=5", &[]);
+    assert_eq!((api.status, api.delay), (200, Duration::from_millis(5)));
+    let missing = call(&app, "GET", "/api/nothing?_delay=5", &[]);
+    assert_eq!(
+        (missing.status, missing.delay),
+        (404, Duration::from_millis(5))
+    );
+    let health = call(&app, "GET", "/healthz?_delay=5", &[]);
+    assert_eq!(
+        (health.status, health.delay, health.probe),
+        (200, Duration::ZERO, true)
+    );
+    assert!(!api.probe);
+    assert_eq!(call(&app, "GET", "/api?_delay=x", &[]).status, 400);
 }
 
 fn with_cors(cors: Cors) -> App {
@@ -150,4 +231,63 @@ fn listed_origins_are_reflected_others_get_nothing() {
         &[("Origin", "http://a.test")],
     );
     assert!(off.headers.is_empty(), "{:?}", off.headers);
+}
+
+/// The routing table is the one place that reads a path: no other source
+/// file of `src/` names a path's segment (`"api"`, `"_admin"`,
+/// `"healthz"`) or a path under them in a string literal, but those in
+/// [`TEXT`], which write paths into what they send and never compare them.
+/// Comments and unit tests are not read.
+#[test]
+fn only_the_routing_table_reads_paths() {
+    /// The routing table: `target` and `App::route`. It also writes the
+    /// paths of `Location` and `Link`.
+    const TABLE: &str = "app/mod.rs";
+    /// Files that write paths into text, and why.
+    const TEXT: &[(&str, &str)] = &[
+        (
+            "app/index.rs",
+            "the links `/` and `/api` answer with, and the hints of a 404 and a 405",
+        ),
+        ("app/openapi.rs", "the OpenAPI document's paths"),
+        ("error.rs", "the 503 of `/api/events` names its path"),
+    ];
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.clone()];
+    let mut found = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let name = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let tests = name.ends_with("tests.rs");
+        if !name.ends_with(".rs") || tests || name == TABLE || TEXT.iter().any(|(f, _)| *f == name)
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let segments = ["\"api\"", "\"_admin\"", "\"healthz\""];
+            let paths = ["\"/api", "\"/_admin", "\"/healthz"];
+            if segments.iter().chain(&paths).any(|s| line.contains(s)) {
+                found.push(format!("src/{name}:{}: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths read outside the routing table (src/{TABLE}):\n{}",
+        found.join("\n")
+    );
 }

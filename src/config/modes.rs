@@ -38,7 +38,7 @@ impl Config {
             modes.push(format!("bodies up to {} bytes", self.max_body_bytes));
         }
         if self.threads != default_threads {
-            modes.push(format!("{} worker threads", self.threads));
+            modes.push(format!("{} requests handled at once", self.threads));
         }
         if let Some(connections) = self.max_connections {
             modes.push(format!("at most {connections} connections"));

@@ -393,7 +393,7 @@ fn modes_name_what_differs_from_the_defaults() {
         "CORS off",
         "delay 250 ms",
         "at most 10 items",
-        "1000 worker threads",
+        "1000 requests handled at once",
     ] {
         assert!(modes.contains(mode), "{mode}: {modes}");
     }

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::error::{ApiError, FieldError};
-use crate::model::{Fields, Members};
+use crate::model::{Fields, Members, json_reason};
 
 pub mod conditional;
 mod form;
@@ -196,14 +196,14 @@ impl<'a> Request<'a> {
     /// `example`, a valid body, is the hint for an empty one.
     pub fn fields(&mut self, merge_patch: bool, example: &str) -> Result<Fields, ApiError> {
         let limit = self.max_body_bytes;
-        if self.content_length.is_some_and(|n| n > limit as u64) {
+        if matches!(self.content_length, Some(n) if n > limit as u64) {
             return Err(ApiError::ContentTooLarge { limit });
         }
         let format = match self.header("Content-Type") {
             Some(value) => Some(BodyFormat::of(value, merge_patch)?),
             None => None,
         };
-        let expected = self.content_length.map_or(0, |n| n as usize);
+        let expected = self.content_length.unwrap_or(0) as usize;
         let body = read_capped(&mut *self.body, limit, expected)?;
         let fields = match format {
             _ if body.is_empty() => Err(ApiError::BadRequest {
@@ -307,7 +307,11 @@ impl BodyFormat {
 pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
     let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let parsed = Members::deserialize(&mut de).and_then(|members| de.end().map(|()| members));
+    // The object, and nothing after it.
+    let parsed = match Members::deserialize(&mut de) {
+        Ok(members) => de.end().and(Ok(members)),
+        Err(err) => Err(err),
+    };
     let err = match parsed {
         Ok(Members(fields)) => return Ok(fields),
         // Not an object; but is it valid JSON at all? `[1,` is a syntax
@@ -323,11 +327,7 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
         },
         Err(err) => err,
     };
-    // serde_json's message, without its own " at line L column C".
-    let message = err.to_string();
-    let reason = message
-        .rfind(" at line ")
-        .map_or(&*message, |at| &message[..at]);
+    let reason = json_reason(&err);
     let detail = format!(
         "the body is not valid JSON: {reason} at line {}, column {}",
         err.line(),
@@ -375,6 +375,10 @@ pub struct Response {
     /// Send nothing: the transport closes the connection without a
     /// response (`_fault=close`); the status is only logged.
     pub unanswered: bool,
+    /// The answer to a health probe (`/healthz`): its access-log line is
+    /// written at `debug`, for probes come every few seconds and their
+    /// lines would bury the others.
+    pub probe: bool,
 }
 
 /// A response body: bytes made for this response, or shared with the
@@ -455,6 +459,7 @@ impl Response {
             body: None,
             delay: Duration::ZERO,
             unanswered: false,
+            probe: false,
         }
     }
 

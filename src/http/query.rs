@@ -12,7 +12,10 @@ use crate::error::ApiError;
 /// send.
 pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
     let mut pairs = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
+    for pair in query.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let bad = |name: &str, why: &str| ApiError::BadRequest {
             detail: format!("bad query parameter '{name}': {why}"),

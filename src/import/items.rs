@@ -19,7 +19,9 @@ use serde_json::value::RawValue;
 
 use super::report::{Tally, counted, describe, example};
 use crate::error::ApiError;
-use crate::model::{FieldType, Fields, Input, MAX_SAFE_INTEGER, Members, Resource, exact_integer};
+use crate::model::{
+    FieldType, Fields, Input, MAX_SAFE_INTEGER, Members, Resource, exact_integer, json_reason,
+};
 
 /// One collection as imported: its items in id order, and the report's
 /// lines about them.
@@ -80,7 +82,10 @@ impl<T: Resource> Collection<T> {
                 let why = if err.is_data() {
                     "not an object".to_string()
                 } else {
-                    not_json(&err)
+                    // What the file's first reading let pass: a lone
+                    // surrogate in a `\u` escape, or more than 128 levels
+                    // of nesting.
+                    format!("not valid JSON: {}", json_reason(&err))
                 };
                 self.tally.leave_out(why, place);
                 return;
@@ -259,17 +264,6 @@ fn why_refused(err: ApiError) -> String {
             .join("; "),
         other => other.to_string(),
     }
-}
-
-/// An item the parser refuses though the file's first reading let it
-/// pass (a lone surrogate in a `\u` escape, or more than 128 levels of
-/// nesting): serde_json's reason, without its place inside the item.
-fn not_json(err: &serde_json::Error) -> String {
-    let message = err.to_string();
-    let reason = message
-        .rfind(" at line ")
-        .map_or(&*message, |at| &message[..at]);
-    format!("not valid JSON: {reason}")
 }
 
 #[cfg(test)]

@@ -66,6 +66,16 @@ impl<'de> Deserialize<'de> for Members {
     }
 }
 
+/// serde_json's message without its own place (" at line L column C"):
+/// the caller names the place, in the body or in the file.
+pub fn json_reason(err: &serde_json::Error) -> String {
+    let mut message = err.to_string();
+    if let Some(at) = message.rfind(" at line ") {
+        message.truncate(at);
+    }
+    message
+}
+
 /// Decimal digits in canonical form: no sign, no leading zero, no spaces.
 /// Ids in paths, and integers in forms and queries.
 pub fn parse_decimal(text: &str) -> Option<u64> {
@@ -225,7 +235,7 @@ impl Validator {
         match self.fields.iter().position(|(n, _)| n == name) {
             Some(i) => Some(self.fields.swap_remove(i).1),
             None => {
-                if need == Need::Required {
+                if matches!(need, Need::Required) {
                     self.errors.push(FieldError::new(name, "is required"));
                 }
                 None

@@ -66,7 +66,7 @@ pub struct ListQuery {
     kept: Vec<(String, String)>,
     /// Whether it used the simple-rest dialect, whose clients read the
     /// total from `Content-Range`.
-    simple_rest: bool,
+    pub simple_rest: bool,
 }
 
 impl ListQuery {

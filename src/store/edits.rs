@@ -20,8 +20,10 @@
 use std::fs::{self, File, Metadata};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
+
+use crate::error::lock;
 
 /// How often the compaction thread looks at the data files.
 pub(super) const LOOK_EVERY: Duration = Duration::from_secs(1);
@@ -183,10 +185,6 @@ pub(super) fn journal_change(
         )),
         Ok(_) => None,
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::model::{Resource, Todo};
@@ -302,7 +302,7 @@ impl Feed {
     /// Nothing a panic could leave half done is under this lock: each
     /// change is a push, a pop or an assignment.
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::error::lock(&self.state)
     }
 
     /// Keeps the last `kept` decided events (`--events-kept`), at least one.

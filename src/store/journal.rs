@@ -74,7 +74,7 @@ use super::files::{
     Snapshot, journal_path, open_files, replace_journal, resolve, write_atomically, write_snapshot,
 };
 use super::load::Replayed;
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::model::{MAX_SAFE_INTEGER, Resource};
 
 /// By default, the journal may hold this many records, or as many as there
@@ -593,15 +593,6 @@ impl Storage {
         self.log().closing = true;
         self.changed.notify_all();
     }
-}
-
-/// Takes the journal's lock. Its state is a few numbers and a buffer,
-/// each changed in one step, so a poisoned lock is taken back.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| {
-        mutex.clear_poison();
-        poisoned.into_inner()
-    })
 }
 
 fn unavailable(why: &str) -> ApiError {

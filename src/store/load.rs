@@ -39,7 +39,7 @@ use super::items::Items;
 use super::journal::MAX_SEQ;
 use crate::error::ApiError;
 use crate::model::{
-    Fields, Input, MAX_SAFE_INTEGER, Members, Resource, Todo, Widget, exact_integer,
+    Fields, Input, MAX_SAFE_INTEGER, Members, Resource, Todo, Widget, exact_integer, json_reason,
 };
 
 /// One collection as loaded: its items by id and the highest id handed out.
@@ -318,18 +318,8 @@ fn not_an_item<T: Resource>(err: &serde_json::Error) -> String {
     if err.is_data() {
         format!("must be an object, like {}", T::EXAMPLE)
     } else {
-        not_json(err)
+        format!("not valid JSON: {}", json_reason(err))
     }
-}
-
-/// serde_json's message without its place, which is the item's own: the
-/// caller names the place in the file.
-fn not_json(err: &serde_json::Error) -> String {
-    let message = err.to_string();
-    let reason = message
-        .rfind(" at line ")
-        .map_or(&*message, |at| &message[..at]);
-    format!("not valid JSON: {reason}")
 }
 
 /// The whole number a JSON value names, by the rule of [`exact_integer`].
@@ -433,7 +423,7 @@ fn apply_record(line: &[u8], state: &mut State) -> Result<(), String> {
         if err.is_data() {
             err.to_string()
         } else {
-            not_json(&err)
+            format!("not valid JSON: {}", json_reason(&err))
         }
     })?;
     let Some(seq) = whole(&record.seq).filter(|seq| (1..=MAX_SEQ).contains(seq)) else {

@@ -47,10 +47,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, lock};
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 pub use compaction::Durability;
 use feed::{Feed, Kind};
@@ -177,16 +177,6 @@ impl Stored for Todo {
     fn collection(store: &Store) -> &Mutex<Collection<Todo>> {
         &store.shared.todos
     }
-}
-
-/// The one place a lock is taken; see the module comment on poisoning.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| {
-        log::warn!(target: crate::logging::LOG, "a handler panicked while holding the store lock; the data is intact, carrying on"
-        );
-        mutex.clear_poison();
-        poisoned.into_inner()
-    })
 }
 
 impl<T: Resource> Collection<T> {
@@ -376,6 +366,15 @@ impl Store {
         self.shared.storage.as_ref().map(append).transpose()
     }
 
+    /// The ticket of a write's event (`feed.rs`), while the feed records:
+    /// taken under the collection's lock, once the change is made.
+    fn ticket(&self) -> Option<feed::Ticket<'_>> {
+        let feed = &self.shared.feed;
+        feed.recording
+            .load(Ordering::Acquire)
+            .then(|| feed.reserve())
+    }
+
     /// Waits until the journal record of a change is on disk (with
     /// `--data`). If it cannot be written, every change not on disk is taken
     /// back (see the module comment) and the error returned.
@@ -396,14 +395,10 @@ impl Store {
     /// ticket when the feed records (`feed.rs`); after the commit, the
     /// event published, and dropped unpublished (cancelled) on an error.
     pub fn create<T: Stored>(&self, new: T::New) -> Result<(T, Rendered), ApiError> {
-        let feed = &self.shared.feed;
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             let (item, appended) = self.add(&mut collection, new)?;
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (item, appended, ticket)
         };
         self.commit(appended)?;
@@ -469,17 +464,13 @@ impl Store {
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<(T, Rendered)>, ApiError> {
-        let feed = &self.shared.feed;
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            self.writable()?;
-            let Some(item) = collection.items.get(id) else {
-                return Ok(None);
-            };
-            check(item)?;
             // The record is of the changed item, and the journal may refuse
             // it: change a copy, and keep it only once recorded.
-            let mut changed = item.clone();
+            let Some(mut changed) = self.checked(&collection, id, check)? else {
+                return Ok(None);
+            };
             change(&mut changed);
             let appended = self.journal(|s| s.put(&changed))?;
             let before = collection.items.insert(id, changed.clone());
@@ -487,10 +478,7 @@ impl Store {
             if let Some(before) = before {
                 collection.remember(appended, Undo::Restore(before));
             }
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (changed, appended, ticket)
         };
         self.commit(appended)?;
@@ -502,10 +490,26 @@ impl Store {
         Ok(Some((item, rendered)))
     }
 
+    /// Under the collection's lock, before a change to item `id`: a copy
+    /// of it, once the data can be written and `check` allows the change;
+    /// `None` when there is no such item.
+    fn checked<T: Stored>(
+        &self,
+        collection: &Collection<T>,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<Option<T>, ApiError> {
+        self.writable()?;
+        let Some(item) = collection.items.get(id) else {
+            return Ok(None);
+        };
+        check(item)?;
+        Ok(Some(item.clone()))
+    }
+
     /// Removes every item of the collection (`--allow-reset`); `last_id`
     /// stays, so ids are never reused. Returns once durable.
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
-        let feed = &self.shared.feed;
         let (appended, ticket) = {
             let mut collection = lock(T::collection(self));
             self.writable()?;
@@ -513,10 +517,7 @@ impl Store {
             let before = std::mem::take(&mut collection.items);
             collection.changed(None);
             collection.remember(appended, Undo::Clear(before));
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (appended, ticket)
         };
         self.commit(appended)?;
@@ -537,24 +538,17 @@ impl Store {
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
     ) -> Result<Option<T>, ApiError> {
-        let feed = &self.shared.feed;
         let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            self.writable()?;
-            let Some(item) = collection.items.get(id) else {
+            let Some(deleted) = self.checked(&collection, id, check)? else {
                 return Ok(None);
             };
-            check(item)?;
-            let deleted = item.clone();
             let appended = self.journal(|s| s.delete::<T>(id))?;
             if let Some(before) = collection.items.remove(id) {
                 collection.remember(appended, Undo::Restore(before));
             }
             collection.changed(Some(id));
-            let ticket = feed
-                .recording
-                .load(Ordering::Acquire)
-                .then(|| feed.reserve());
+            let ticket = self.ticket();
             (deleted, appended, ticket)
         };
         self.commit(appended)?;

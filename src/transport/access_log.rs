@@ -50,6 +50,8 @@ pub struct Line<'a> {
     pub method: &'a str,
     pub target: &'a str,
     pub status: u16,
+    /// A health probe's (`Response::probe`): the line is at `debug`.
+    pub probe: bool,
     /// Bytes sent, head and body (the line says `head+body=`, as the
     /// request journal's `size` counts the body alone).
     pub bytes: usize,
@@ -62,9 +64,9 @@ pub struct Line<'a> {
 /// Adds one line, after the same timestamp and level as `logging.rs`
 /// writes: `<time> INFO  127.0.0.1:50000 GET /api/todos 200 head+body=312B
 /// 0.041ms id=3f9a0c12e4b7-1`. The id comes last, so the fields before it
-/// keep their places. A line for `/healthz` is at `debug`.
+/// keep their places. A health probe's line is at `debug`.
 pub fn record(line: Line<'_>) {
-    let level = if is_probe(line.target) {
+    let level = if line.probe {
         log::Level::Debug
     } else {
         log::Level::Info
@@ -116,13 +118,6 @@ pub fn flush() {
         batch.clear();
         *buffer = batch;
     }
-}
-
-/// Whether `target` is the health check's path, which probes ask every few
-/// seconds: their lines would bury the others.
-fn is_probe(target: &str) -> bool {
-    let path = target.split('?').next().unwrap_or(target);
-    path.strip_suffix('/').unwrap_or(path) == "/healthz"
 }
 
 /// `text` with each control character (C0, DEL, C1) and `\` written as an
@@ -179,6 +174,20 @@ fn write_line(out: &mut Vec<u8>, level: log::Level, line: &Line<'_>, now: System
 mod tests {
     use super::*;
 
+    /// A line with no remote address, no bytes, no time taken.
+    fn plain<'a>(method: &'a str, target: &'a str, status: u16) -> Line<'a> {
+        Line {
+            remote: None,
+            method,
+            target,
+            status,
+            probe: false,
+            bytes: 0,
+            elapsed: Duration::ZERO,
+            id: "abc-1",
+        }
+    }
+
     #[test]
     fn a_line_reads_as_the_log_writes_its_lines() {
         let mut out = Vec::new();
@@ -187,6 +196,7 @@ mod tests {
             method: "GET",
             target: "/api/todos?_page=2",
             status: 200,
+            probe: false,
             bytes: 312,
             elapsed,
             id: "abc-1",
@@ -217,15 +227,8 @@ mod tests {
     #[test]
     fn control_characters_are_written_escaped() {
         let mut out = Vec::new();
-        let line = Line {
-            remote: None,
-            method: "G\x1b[1mET",
-            target: "/api/todos\x1b[2J\x08\x0b\x0c\x00\x7f\t\r\n\\x1b\u{85}é",
-            status: 404,
-            bytes: 0,
-            elapsed: Duration::ZERO,
-            id: "abc-1",
-        };
+        let target = "/api/todos\x1b[2J\x08\x0b\x0c\x00\x7f\t\r\n\\x1b\u{85}é";
+        let line = plain("G\x1b[1mET", target, 404);
         write_line(&mut out, log::Level::Info, &line, SystemTime::UNIX_EPOCH);
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
@@ -239,27 +242,10 @@ mod tests {
     }
 
     #[test]
-    fn only_the_health_check_is_a_probe() {
-        assert!(is_probe("/healthz"));
-        assert!(is_probe("/healthz?x=1"));
-        assert!(is_probe("/healthz/"));
-        assert!(!is_probe("/api/healthz"));
-        assert!(!is_probe("/api/todos"));
-    }
-
-    #[test]
     fn timestamps_match_the_calendar() {
         let at = |secs: u64, millis: u64| {
             let mut out = Vec::new();
-            let line = Line {
-                remote: None,
-                method: "GET",
-                target: "/",
-                status: 200,
-                bytes: 0,
-                elapsed: Duration::ZERO,
-                id: "abc-1",
-            };
+            let line = plain("GET", "/", 200);
             let now = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
             write_line(&mut out, log::Level::Info, &line, now);
             String::from_utf8(out).unwrap()[..24].to_string()

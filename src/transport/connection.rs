@@ -203,7 +203,7 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     };
     // 6. One access-log line.
     match sent {
-        Ok(bytes) if shared.access_log => head.log(reply.status, bytes, started),
+        Ok(bytes) if shared.access_log => head.log(&reply, bytes, started),
         Ok(_) => {}
         Err(err) => {
             log::debug!("cannot send the response: {err}");
@@ -297,14 +297,15 @@ impl Head {
         }
     }
 
-    /// The access-log line of this request, answered with `status` in
+    /// The access-log line of this request, answered with `reply` in
     /// `bytes` bytes.
-    fn log(&self, status: u16, bytes: usize, started: Instant) {
+    fn log(&self, reply: &Response, bytes: usize, started: Instant) {
         access_log::record(access_log::Line {
             remote: self.remote,
             method: &self.method_name,
             target: &self.target,
-            status,
+            status: reply.status,
+            probe: reply.probe,
             bytes,
             elapsed: started.elapsed(),
             id: &self.id,
@@ -335,9 +336,9 @@ impl Turns {
     }
 
     pub(super) fn take(&self) -> Turn<'_> {
-        // Nothing a panic could leave half done is under this lock.
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut free = lock(&self.free);
         while *free == 0 {
+            // Nothing a panic could leave half done is under this lock.
             free = self
                 .freed
                 .wait(free)
@@ -350,7 +351,7 @@ impl Turns {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        *lock(&self.0.free) += 1;
         self.0.freed.notify_one();
     }
 }

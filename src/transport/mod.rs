@@ -71,7 +71,7 @@ mod unread;
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
@@ -210,13 +210,5 @@ impl Server {
     }
 }
 
-/// Takes a lock on the transport's bookkeeping. The queues and flags
-/// guarded this way hold no invariant a panic could break halfway (each
-/// change is one push, pop or assignment), so a poisoned lock is taken
-/// back.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| {
-        mutex.clear_poison();
-        poisoned.into_inner()
-    })
-}
+/// The transport's locks are taken with the crate's one helper.
+pub(crate) use crate::error::lock;
