@@ -6,7 +6,7 @@
 Called by scripts/bench.sh, which builds the binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs),
 our connection layer answering fixed replies (examples/layer.rs), a
-minimal server that stores (examples/minimal.rs) and the real server, each
+minimal server that stores (examples/bench_store.rs) and the real server, each
 fresh, the two that store seeded with the same 200 todos the others answer
 with, and measures them with wrk in turns of one second
 (the order reversing every turn), --duration turns each, so that drift on a
@@ -55,7 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
-MINIMAL = os.path.join(ROOT, "target", "release", "examples", "minimal")
+MINIMAL = os.path.join(ROOT, "target", "release", "examples", "bench_store")
 PEER = os.path.join(ROOT, "target", "peer", "node_modules", "json-server", "lib", "cli", "bin.js")
 THREADS = 2  # workers, for every server
 STORED = 200  # todos in the store, as the examples answer (LIST_LEN)

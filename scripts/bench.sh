@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark widgets-todos against the bare HTTP library (examples/baseline.rs),
 # with our connection layer alone (examples/layer.rs) and a minimal server
-# that stores (examples/minimal.rs) beside them.
+# that stores (examples/bench_store.rs) beside them.
 #
 #     scripts/bench.sh            # full run: 5 interleaved rounds, ~35 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
@@ -71,7 +71,7 @@ fi
 
 need wrk wrk
 
-cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example minimal
+cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example bench_store
 for arg in "$@"; do
     if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/lib/cli/bin.js ]; then
         command -v npm >/dev/null || { echo "bench: --peer needs Node.js and npm" >&2; exit 1; }

@@ -14,6 +14,7 @@ mod data_edits;
 mod ecosystem;
 mod errors;
 mod events;
+mod examples;
 mod faults;
 mod framing;
 mod generate;
