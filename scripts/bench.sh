@@ -12,7 +12,7 @@
 # Builds the release binaries, installs Debian's wrk if it is missing (and
 # with --peer json-server, from the npm registry, under target/peer), then
 # runs scripts/bench.py, which prints the Markdown tables of scripts/PERFORMANCE.md
-# (the full run ends with issue [12]'s, from scripts/scale.py: a few minutes
+# (the full run ends with the big stores' table, from scripts/scale.py: a few minutes
 # more, and 89 MB of fixture kept under target/scale/).
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 #
@@ -82,7 +82,7 @@ for arg in "$@"; do
 done
 python3 scripts/bench.py "$@"
 
-# Full mode only, last: issue [12]'s table at 100,000 and 1,000,000 todos
+# Full mode only, last: the big stores' table at 100,000 and 1,000,000 todos
 # (with json-server on the same data under --peer), and the 80/20 mix over
 # a million todos against 200.
 case " $* " in
