@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Memory and time of loading a --data file, against creating the same todos by POST.
+"""Memory and time of loading a --data file, against creating the same todos by POST;
+and with --import-mb, the peak memory of `widgets-todos import`.
 
     python3 scripts/loadmem.py [--counts 100000,1000000] [--binary target/release/widgets-todos]
+    python3 scripts/loadmem.py --import-mb 32
 
 For each count N it writes a fixture of N todos (the shape scripts/bench.py
 seeds: titles of up to 28 bytes), then:
@@ -19,6 +21,16 @@ killed afterwards (no final snapshot). 127.0.0.1 only; every wait is
 bounded. Takes about a minute for the default counts on 2 cores, so it is
 not part of scripts/test.sh; build the release binary first
 (`cargo build --release`).
+
+With --import-mb M it does only this: writes a json-server db.json of about
+M MB (todos as json-server keeps them: ids as text, a `createdAt` the
+import leaves out; and a collection of posts), runs `widgets-todos import`
+on it, and reads the import's peak resident memory from the kernel when it
+is reaped (wait4's ru_maxrss, the figure `/usr/bin/time -v` prints as
+"Maximum resident set size"). It fails if that peak is more than 3 times
+the file's size (docs/json-server.md). scripts/test.sh runs it at 8 MB
+(a few seconds); the figure for 32 MB in docs/json-server.md is from
+`--import-mb 32`.
 """
 
 import argparse
@@ -30,10 +42,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIMIT = 1.5  # the RSS after loading may be at most this times that after POSTs
+IMPORT_LIMIT = 3  # the import's peak RSS may be at most this times its file
 
 
 def fail(message):
@@ -110,14 +124,72 @@ def post_all(addr, count):
     sock.close()
 
 
+def write_json_server_fixture(path, megabytes):
+    """A json-server db.json of about `megabytes` MB; returns how many todos."""
+    target = megabytes * 1_000_000
+    size, n = 0, 0
+    with open(path, "w") as f:
+        f.write('{"todos": [\n')
+        while size < target:
+            n += 1
+            todo = {"id": str(n), **todo_body(n), "createdAt": "2024-01-01T00:00:00.000Z"}
+            line = ("" if n == 1 else ",\n") + json.dumps(todo)
+            f.write(line)
+            size += len(line)
+        f.write('\n],\n"posts": [{"id": 1, "title": "json-server", "author": "typicode"}]}\n')
+    return n
+
+
+def import_peak(binary, megabytes, limit=300):
+    """Runs the import on a fixture of `megabytes` MB; prints its figures
+    and fails if its peak RSS is more than IMPORT_LIMIT times the file."""
+    workdir = tempfile.mkdtemp(prefix="loadmem-import-")
+    try:
+        db, out = os.path.join(workdir, "db.json"), os.path.join(workdir, "data.json")
+        count = write_json_server_fixture(db, megabytes)
+        size = os.path.getsize(db)
+        with open(os.path.join(workdir, "report"), "w+b") as report:
+            started = time.perf_counter()
+            proc = subprocess.Popen([binary, "import", db, "--out", out],
+                                    stdout=report, stderr=subprocess.STDOUT)
+            # Reaped here, not by Popen, for its resource usage.
+            timer = threading.Timer(limit, proc.kill)
+            timer.start()
+            _, status, usage = os.wait4(proc.pid, 0)
+            timer.cancel()
+            took = time.perf_counter() - started
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            report.seek(0)
+            said = report.read().decode(errors="replace")
+        if proc.returncode != 0:
+            fail(f"the import exited with {proc.returncode}: {said[:500]}")
+        if f"todos: kept {count} of" not in said:
+            fail(f"the import did not keep the {count} todos: {said[:500]}")
+        peak = usage.ru_maxrss * 1024  # Linux gives kilobytes
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    ratio = peak / size
+    print("| db.json | todos | import's peak RSS | ratio | time |")
+    print("|---:|---:|---:|---:|---:|")
+    print(f"| {size / 1e6:.1f} MB | {count:,} | {peak / 1e6:.1f} MB | {ratio:.2f} | {took:.2f} s |")
+    if ratio > IMPORT_LIMIT:
+        fail(f"the import peaks at {ratio:.2f} times its file (at most {IMPORT_LIMIT})")
+    print(f"loadmem: ok, the import peaks at {ratio:.2f} times its file")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", default="100000,1000000")
     parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release", "widgets-todos"))
+    parser.add_argument("--import-mb", type=int,
+                        help="only measure the import's peak memory on a db.json of this many MB")
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     if not os.path.exists(args.binary):
         fail(f"no {args.binary}: run cargo build --release first")
+    if args.import_mb:
+        import_peak(args.binary, args.import_mb)
+        return
 
     rows = []
     workdir = tempfile.mkdtemp(prefix="loadmem-")

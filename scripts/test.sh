@@ -3,13 +3,15 @@
 #   format and lint checks, unit and integration tests, the files one
 #   request runs held against "Read the code" (scripts/trace.sh), then the release
 #   binary started on a free port and walked by scripts/smoke.sh, the CI
-#   recipe of docs/ci.md (scripts/ci-example.sh), a client
+#   recipe of docs/ci.md (scripts/ci-example.sh), and a copy of it made to
+#   fail, which must say why, a client
 #   scenario checked from the request log (scripts/record.sh), the same
 #   behind nginx with the attacks it must stop, the clients people use
 #   (react-admin's two data providers, Refine's, a client generated from
 #   the OpenAPI document) run unchanged with Node, the abuse suite, the image
 #   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
-#   crash test of --data, a full disk under --data (as root), every
+#   crash test of --data, a full disk under --data (as root), the import's
+#   peak memory on a json-server db.json (scripts/loadmem.py), every
 #   example of README.md and docs/, and the benchmark in its quick mode,
 #   alone and against HEAD's own build (scripts/bench.sh --against).
 set -euo pipefail
@@ -49,6 +51,17 @@ smoke_passed=$(sed -n 's/^smoke: \([0-9]*\) passed.*/\1/p' "$tmp/smoke")
 echo "== the CI recipe of docs/ci.md, run as it is written"
 WIDGETS_TODOS=target/release/widgets-todos sh scripts/ci-example.sh | tee "$tmp/ci-example"
 grep -q '^ci: the server answered' "$tmp/ci-example"
+echo "== the CI recipe made to fail: it prints the request, the status, the body and the server's log"
+sed 's/Buy milk/Buy bread/' scripts/ci-example.sh >"$tmp/ci-fail.sh"
+if WIDGETS_TODOS=target/release/widgets-todos sh "$tmp/ci-fail.sh" >"$tmp/ci-fail" 2>&1; then
+    cat "$tmp/ci-fail"; echo "the failing variant of scripts/ci-example.sh exited 0"; exit 1
+fi
+for said in 'GET http://127.0.0.1:[0-9]*/api/todos?userId=1 answered 200; expected 200 with "title":"Buy bread"' \
+    '^  \[{"id":1,"userId":1,"title":"Buy milk"' '^ci: the server.s last log lines:$' \
+    'INFO .* GET /api/todos?userId=1 200 '; do
+    grep -q "$said" "$tmp/ci-fail" || { cat "$tmp/ci-fail"; echo "the failing variant did not print: $said"; exit 1; }
+done
+echo "ci-fail: it exited 1, naming the request, its status and body, and the server's last log lines"
 
 echo "== the request log: a client scenario, asserted from /_admin/requests"
 sh scripts/record.sh | tee "$tmp/record"
@@ -90,6 +103,10 @@ grep -q ', 0 lost,' "$tmp/crash"
 echo "== a full disk under --data (a 64 KiB tmpfs; skipped without root)"
 python3 scripts/diskfull.py | tee "$tmp/diskfull"
 grep -q '^diskfull: \(ok\|skipped\)' "$tmp/diskfull"
+
+echo "== the import's peak memory: a json-server db.json of 8 MB, at most 3 times the file"
+python3 scripts/loadmem.py --import-mb 8 | tee "$tmp/loadmem"
+grep -q '^loadmem: ok' "$tmp/loadmem"
 
 echo "== the examples of README.md and docs/, against the release binary"
 python3 scripts/readme.py | tee "$tmp/readme"

@@ -189,8 +189,8 @@ fn main() -> ExitCode {
         log::warn!(target: LOG, "cannot print the listening address: {err}");
     }
     if config.log_level >= log::LevelFilter::Info {
-        let url = format!("{scheme}://{}", server.addr());
-        eprint!("{}", summary(&config, &app.store, &url, &data_before));
+        let api = api_url(scheme, server.addr());
+        eprint!("{}", summary(&config, &app.store, &api, &data_before));
     }
 
     let stopper = server.stopper();
@@ -239,7 +239,7 @@ enum DataFile {
 /// The start-up summary, on stderr below the listening line (which stays
 /// alone on stdout, for scripts): where the API is, where its data lives
 /// and how much there was, and every setting that is not the default.
-fn summary(config: &Config, store: &Store, url: &str, data: &Option<DataFile>) -> String {
+fn summary(config: &Config, store: &Store, api: &str, data: &Option<DataFile>) -> String {
     let items = format!(
         "{}, {}",
         counted(store.count::<Widget>(), "widget"),
@@ -262,7 +262,7 @@ fn summary(config: &Config, store: &Store, url: &str, data: &Option<DataFile>) -
         (None, _) => "in memory only, lost at exit (to keep it: widgets-todos db.json)".into(),
     };
     let mut text = format!(
-        "widgets-todos {}: the API is at {url}/api\ndata: {data}\n",
+        "widgets-todos {}: the API is at {api}\ndata: {data}\n",
         env!("CARGO_PKG_VERSION")
     );
     if let Some(spec) = config.generate {
@@ -278,6 +278,23 @@ fn summary(config: &Config, store: &Store, url: &str, data: &Option<DataFile>) -
         text.push_str(&format!("modes: {}\n", modes.join("; ")));
     }
     text
+}
+
+/// The server's URL as a browser on this machine opens it: an address of
+/// every interface (`0.0.0.0`, `::`) is none a client can connect to, so
+/// the summary names the loopback address instead, and says the rest.
+fn api_url(scheme: &str, addr: std::net::SocketAddr) -> String {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let loopback = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        _ => return format!("{scheme}://{addr}/api"),
+    };
+    let here = std::net::SocketAddr::new(loopback, addr.port());
+    format!(
+        "{scheme}://{here}/api (listening on all interfaces: from another machine, \
+         this one's address instead of {loopback})"
+    )
 }
 
 /// `1 widget`, `2 widgets`.

@@ -10,14 +10,19 @@
 //!
 //! A path that no route serves is 404. When it names a collection outside
 //! `/api` (`/todos`, `/widgets/7`: json-server serves its collections at
-//! the root), the 404's hint gives the path meant.
+//! the root), the 404's hint gives the path meant; when it looks like
+//! another collection (`/posts`, `POST /api/posts`: json-server serves
+//! every collection of its file), the hint names the two there are.
+//!
+//! A path served, but not with this method, is 405 (check 5 of
+//! `mod.rs`); its hint says when the configuration is why.
 
 use std::sync::Arc;
 
 use super::openapi::Served;
 use super::{App, not_modified};
 use crate::error::ApiError;
-use crate::http::{Body, JSON, Request, Response, prefers_html};
+use crate::http::{Body, JSON, Method, Request, Response, prefers_html};
 
 /// The page `GET /` sends to a browser.
 const PAGE: &[u8] = include_bytes!("index.html");
@@ -109,7 +114,14 @@ pub(super) fn no_route(target: &str, segments: &[&str], recording: bool) -> ApiE
         _ => false,
     };
     if !collection {
-        return ApiError::not_found(detail);
+        return ApiError::NotFound {
+            detail,
+            hint: other_collection(segments).then(|| {
+                "the collections are /api/todos and /api/widgets, and there are no others \
+                 (GET /api lists them)"
+                    .to_string()
+            }),
+        };
     }
     let query = target.split_once('?').map_or("", |(_, query)| query);
     let mut meant = format!("/api/{}", segments.join("/"));
@@ -120,4 +132,57 @@ pub(super) fn no_route(target: &str, segments: &[&str], recording: bool) -> ApiE
         detail,
         hint: Some(format!("the collections are under /api: try {meant}")),
     }
+}
+
+impl App {
+    /// Check 5: the 405 for a method the path does not take, with a hint
+    /// when the configuration is why: `--read-only`, or a reset without
+    /// `--allow-reset`.
+    pub(super) fn not_allowed(
+        &self,
+        req: &Request<'_>,
+        segments: &[&str],
+        allow: &str,
+    ) -> ApiError {
+        let writes = matches!(
+            req.method,
+            Method::Post | Method::Put | Method::Patch | Method::Delete
+        );
+        let hint = match segments {
+            ["api", "todos" | "widgets", ..] if writes && self.options.read_only => Some(
+                "this server was started with --read-only, so it serves reads only: restart it \
+                 without --read-only to change data"
+                    .to_string(),
+            ),
+            ["api", collection] if matches!(req.method, Method::Delete) => {
+                let kind = collection.trim_end_matches('s');
+                Some(format!(
+                    "DELETE /api/{collection} (every {kind} at once) needs the server started with \
+                     --allow-reset; to delete one {kind}, DELETE /api/{collection}/{{id}}"
+                ))
+            }
+            _ => None,
+        };
+        ApiError::MethodNotAllowed {
+            method: req.method_name.to_string(),
+            allow: allow.to_string(),
+            hint,
+        }
+    }
+}
+
+/// Whether a path looks like a collection or an item this server does not
+/// keep (`/posts`, `/api/posts/1`, as json-server serves any collection
+/// of its file): one or two segments, at the root or under `/api`, the
+/// first a word (not `_admin`), none of them a file name (`/favicon.ico`).
+fn other_collection(segments: &[&str]) -> bool {
+    let rest = match segments {
+        ["api", rest @ ..] => rest,
+        rest => rest,
+    };
+    matches!(rest.len(), 1 | 2)
+        && rest
+            .first()
+            .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_alphabetic()))
+        && !segments.iter().any(|segment| segment.contains('.'))
 }

@@ -91,11 +91,12 @@ pub struct App {
     openapi: OnceLock<openapi::Served>,
 }
 
-/// The options of [`App`]: `--allow-reset`, `--delay`, `--auth-token`, CORS, `--faults`, `--seed`, `--record`,
-/// `--max-subscribers`, `--events-kept`.
+/// The options of [`App`]: `--allow-reset`, `--read-only`, `--delay`, `--auth-token`, CORS, `--faults`,
+/// `--seed`, `--record`, `--max-subscribers`, `--events-kept`.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub allow_reset: bool,
+    pub read_only: bool,
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
@@ -116,6 +117,7 @@ impl Options {
     pub fn from_config(config: &Config) -> Options {
         Options {
             allow_reset: config.allow_reset,
+            read_only: config.read_only,
             delay: config.delay,
             auth_token: config.auth_token.clone(),
             cors: config.cors.clone(),
@@ -264,9 +266,20 @@ impl App {
     }
 
     /// The route the table gives, if this configuration serves it: a
-    /// reset needs `--allow-reset`, the request log's routes `--record`.
+    /// reset needs `--allow-reset`, the request log's routes `--record`;
+    /// with `--read-only`, no write is served, so `Allow`, `OPTIONS` and
+    /// the 405 of a write all come from here (docs/api.md says why 405).
     fn served<'a>(&self, method: Method, segments: &[&'a str]) -> Option<Route<'a>> {
         match route(method, segments)? {
+            Route::Create(_)
+            | Route::Update(_)
+            | Route::Patch(_)
+            | Route::Delete(_)
+            | Route::Reset(_)
+                if self.options.read_only =>
+            {
+                None
+            }
             Route::Reset(_) if !self.options.allow_reset => None,
             Route::Requests | Route::ClearRequests | Route::Request(_)
                 if self.recorder.is_none() =>
@@ -334,7 +347,7 @@ impl App {
                 return Ok(options(allow));
             }
             if !matches!(req.method, Method::Options) {
-                return Err(not_allowed(req, segments, allow));
+                return Err(self.not_allowed(req, segments, allow));
             }
         }
         // 6. The query.
@@ -503,25 +516,6 @@ fn item_id(collection: &str, id: &str) -> Result<u64, ApiError> {
             "'{id}' is not a {} id: ids are positive integers like 1 or 42",
             collection.trim_end_matches('s')
         ))),
-    }
-}
-
-/// Check 5: the 405 for a method the path does not take.
-fn not_allowed(req: &Request<'_>, segments: &[&str], allow: &str) -> ApiError {
-    let hint = match segments {
-        ["api", collection] if matches!(req.method, Method::Delete) => {
-            let kind = collection.trim_end_matches('s');
-            Some(format!(
-                "DELETE /api/{collection} (every {kind} at once) needs the server started with \
-                 --allow-reset; to delete one {kind}, DELETE /api/{collection}/{{id}}"
-            ))
-        }
-        _ => None,
-    };
-    ApiError::MethodNotAllowed {
-        method: req.method_name.to_string(),
-        allow: allow.to_string(),
-        hint,
     }
 }
 

@@ -10,9 +10,11 @@
 //! that operations refer to), or any other entry of `components`. The
 //! served document drops each one whose feature is off, and then a path
 //! item left with nothing to call but `OPTIONS`. The bearer token
-//! (RFC 6750) is spread too wide to mark, so it is the one special case:
+//! (RFC 6750) is spread too wide to mark, so it is a special case:
 //! without `--auth-token` the document has no `securitySchemes`, no
-//! `security` requirement and no `401` response. The `x-feature` keys stay
+//! `security` requirement and no `401` response. `--read-only`, which
+//! takes away what is there by default, is the other: the collections and
+//! items lose their writes. The `x-feature` keys stay
 //! in the served document: vendor extensions, which tools ignore, and with
 //! every feature on the served document is the file itself.
 //!
@@ -36,7 +38,8 @@ pub(super) struct Served {
 impl Served {
     /// The document for a server with these options.
     pub(super) fn new(options: &Options) -> Served {
-        let body = document(&|feature| offers(options, feature) == Some(true));
+        let offered = |feature: &str| offers(options, feature) == Some(true);
+        let body = document(&offered, options.read_only);
         let etag = entity_tag(&body);
         let body = Arc::new(body);
         Served { body, etag }
@@ -61,15 +64,19 @@ const METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 
-/// `openapi.json` without what `offered` says is off, as pretty JSON in
-/// the file's own order and layout.
-fn document(offered: &dyn Fn(&str) -> bool) -> Vec<u8> {
+/// `openapi.json` without what `offered` says is off, and with
+/// `read_only` without the writes, as pretty JSON in the file's own order
+/// and layout.
+fn document(offered: &dyn Fn(&str) -> bool, read_only: bool) -> Vec<u8> {
     // The file is part of the binary, and a unit test parses it: should it
     // ever fail to parse, it is served as it is.
     let Ok(mut document) = serde_json::from_slice::<Value>(OPENAPI) else {
         return OPENAPI.to_vec();
     };
     prune(&mut document, offered);
+    if read_only {
+        drop_writes(&mut document);
+    }
     let Ok(mut body) = serde_json::to_vec_pretty(&document) else {
         return OPENAPI.to_vec();
     };
@@ -137,6 +144,20 @@ fn keep_path_item(
     // OPTIONS only tells what else a path takes.
     item.keys()
         .any(|key| key != "options" && METHODS.contains(&key.as_str()))
+}
+
+/// With `--read-only`: the collections and items without their writes,
+/// which the file describes as a server that writes, so no `x-feature`
+/// marks them.
+fn drop_writes(document: &mut Value) {
+    let Some(Value::Object(paths)) = document.get_mut("paths") else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        if let (true, Value::Object(item)) = (path.starts_with("/api/"), item) {
+            item.retain(|key, _| !matches!(key.as_str(), "post" | "put" | "patch" | "delete"));
+        }
+    }
 }
 
 /// Without `--auth-token`: no bearer scheme, no `security` requirement,
@@ -214,12 +235,29 @@ mod tests {
 
     #[test]
     fn with_every_feature_on_the_file_is_served_as_it_is() {
-        assert_eq!(parse(&document(&|_| true)), parse(OPENAPI));
+        assert_eq!(parse(&document(&|_| true, false)), parse(OPENAPI));
+    }
+
+    #[test]
+    fn read_only_serves_no_write() {
+        let served = parse(&document(&|_| true, true));
+        for path in [
+            "/api/todos",
+            "/api/todos/{id}",
+            "/api/widgets",
+            "/api/widgets/{id}",
+        ] {
+            let item = &served["paths"][path];
+            assert!(item.get("get").is_some(), "{path}");
+            for write in ["post", "put", "patch", "delete"] {
+                assert!(item.get(write).is_none(), "{path} {write}");
+            }
+        }
     }
 
     #[test]
     fn with_every_feature_off_nothing_of_them_is_left() {
-        let served = document(&|_| false);
+        let served = document(&|_| false, false);
         let text = String::from_utf8(served.clone()).unwrap();
         for absent in ["x-feature", "security", "bearer", "Unauthorized", "\"401\""] {
             assert!(!text.contains(absent), "{absent} served");

@@ -9,33 +9,11 @@ use std::path::Path;
 use super::options::OPTS;
 use crate::model::spelling;
 
-/// json-server 0.17's flags, each with what to use here; its `--port`,
-/// `--host`, `--delay`, `--no-cors` and `--help` are the same here.
+/// json-server 0.17's flags that mean nothing here, each with what to use
+/// instead; those it shares with this server are options here, under its
+/// spellings too (`options::ALIASES`).
 const JSON_SERVER: &[(&[&str], &str)] = &[
-    (
-        &["-p"],
-        "json-server's -p is --port here: --port 3000 (or PORT=3000)",
-    ),
-    (
-        &["-H"],
-        "json-server's -H is --host here: --host 0.0.0.0 (or HOST=0.0.0.0)",
-    ),
-    (
-        &["-d"],
-        "json-server's -d is --delay here: --delay 500 (milliseconds, or DELAY=500)",
-    ),
     (&["-v"], "the version is -V or --version here"),
-    (
-        &["-q", "--quiet"],
-        "for fewer log lines, give --log-level warn (or LOG_LEVEL=warn)",
-    ),
-    (&["--nc"], "json-server's --nc is --no-cors here"),
-    (
-        &["-w", "--watch"],
-        "there is no --watch: the server owns its data file and does not read it again while it runs \
-         (an edit made meanwhile is logged, then replaced); change data through the API, or stop the \
-         server, edit the file, and start it again",
-    ),
     (
         &["-r", "--routes"],
         "there are no custom routes: the collections are always /api/todos and /api/widgets",
@@ -47,10 +25,6 @@ const JSON_SERVER: &[(&[&str], &str)] = &[
     (
         &["-s", "--static"],
         "there are no static files: serve them from your front-end's own server (CORS is on by default)",
-    ),
-    (
-        &["--ro", "--read-only"],
-        "there is no read-only mode: serve a copy of your data file, so the original stays as it is",
     ),
     (
         &["--ng", "--no-gzip"],
@@ -68,17 +42,22 @@ const JSON_SERVER: &[(&[&str], &str)] = &[
         &["--fks", "--foreignKeySuffix"],
         "there are no relations between collections here: leave --foreignKeySuffix out",
     ),
-    (
-        &["-c", "--config"],
-        "there is no configuration file: give flags, or their environment variables (see --help)",
-    ),
 ];
+
+/// What to use here instead of json-server's flag `flag` (`--routes`),
+/// when it is one of those that do not apply.
+pub(super) fn json_server(flag: &str) -> Option<&'static str> {
+    JSON_SERVER
+        .iter()
+        .find(|(flags, _)| flags.contains(&flag))
+        .map(|(_, hint)| *hint)
+}
 
 /// What to say about the unknown flag `arg` (`--prot`, `-p`, `--watch`):
 /// what to use instead, or the flag meant, or where the flags are listed.
 pub(super) fn unknown_flag(arg: &str) -> String {
     let name = arg.split_once('=').map_or(arg, |(name, _)| name);
-    if let Some((_, hint)) = JSON_SERVER.iter().find(|(flags, _)| flags.contains(&name)) {
+    if let Some(hint) = json_server(name) {
         return format!("unknown option '{name}': {hint}");
     }
     let mut known: Vec<&str> = OPTS.iter().map(|opt| opt.flag).collect();

@@ -10,7 +10,10 @@
 //! (`NO_CORS`, `ALLOW_RESET`, `FAULTS`), which takes only the words of
 //! `options::switch`. An argument that is not an option is the data file
 //! (`widgets-todos db.json`); a first argument `healthcheck` is that
-//! subcommand, which reads only the server's address.
+//! subcommand, which reads only the server's address. json-server's
+//! spellings of the options it shares (`-p`, `--ro`) name the same
+//! options (`options::ALIASES`), and a `--config` file's keys count as
+//! flags given before the command line's (`file.rs`).
 
 use std::fmt;
 use std::path::PathBuf;
@@ -20,12 +23,14 @@ use crate::model::generate::Spec;
 
 mod commands;
 pub mod faults;
+mod file;
 mod hints;
+mod modes;
 mod options;
 
 use commands::{parse_healthcheck, parse_import};
+use options::{ALIASES, OPTS, Opt, shown, switch};
 pub use options::{Cors, FAIL_CLOSED, HELP, MAX_RECORD, parse_origin};
-use options::{OPTS, Opt, shown, switch};
 
 /// Everything the server needs to start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +78,12 @@ pub struct Config {
     pub record: Option<usize>,
     /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
     pub faults: faults::FaultSettings,
+    /// `--watch`, `-w`: load an edit of the data file made by another program.
+    pub watch: bool,
+    /// `--read-only`, `--ro`: only reads; every write is refused (405).
+    pub read_only: bool,
+    /// `--quiet`, `-q`: no access-log lines.
+    pub quiet: bool,
 }
 
 /// A value that must not be printed: `Debug` shows only its length.
@@ -122,72 +133,10 @@ impl Default for Config {
             seed: 0,
             record: None,
             faults: faults::FaultSettings::default(),
+            watch: false,
+            read_only: false,
+            quiet: false,
         }
-    }
-}
-
-impl Config {
-    /// The settings that differ from their default, a few words each, for
-    /// the start-up summary (the address and the data file are said apart).
-    pub fn modes(&self) -> Vec<String> {
-        let default = Config::default();
-        let default_threads = if self.data.is_some() {
-            default.threads.max(DURABLE_THREADS)
-        } else {
-            default.threads
-        };
-        let mut modes = Vec::new();
-        if self.auth_token.is_some() {
-            modes.push("bearer token required on /api".to_string());
-        }
-        if self.allow_reset {
-            modes.push("reset allowed (DELETE on a collection empties it)".into());
-        }
-        match &self.cors {
-            Cors::Any => {}
-            Cors::Off => modes.push("CORS off".into()),
-            Cors::Origins(origins) => modes.push(format!("CORS only for {}", origins.join(", "))),
-        }
-        if !self.delay.is_zero() {
-            modes.push(format!("delay {} ms", self.delay.as_millis()));
-        }
-        if self.max_items != default.max_items {
-            modes.push(format!("at most {} items per collection", self.max_items));
-        }
-        if self.max_body_bytes != default.max_body_bytes {
-            modes.push(format!("bodies up to {} bytes", self.max_body_bytes));
-        }
-        if self.threads != default_threads {
-            modes.push(format!("{} worker threads", self.threads));
-        }
-        if let Some(connections) = self.max_connections {
-            modes.push(format!("at most {connections} connections"));
-        }
-        if self.max_subscribers != default.max_subscribers {
-            modes.push(format!(
-                "at most {} subscribers to /api/events",
-                self.max_subscribers
-            ));
-        }
-        if let Some(kept) = self.events_kept {
-            modes.push(format!("the last {kept} events kept"));
-        }
-        if self.read_timeout != default.read_timeout {
-            modes.push(format!("read timeout {} s", self.read_timeout.as_secs()));
-        }
-        if self.write_timeout != default.write_timeout {
-            modes.push(format!("write timeout {} s", self.write_timeout.as_secs()));
-        }
-        if let Some(n) = self.record {
-            modes.push(format!(
-                "recording the last {n} requests at /_admin/requests"
-            ));
-        }
-        if self.log_level != default.log_level {
-            modes.push(format!("log level {}", self.log_level));
-        }
-        modes.extend(self.faults.mode(self.seed));
-        modes
     }
 }
 
@@ -258,6 +207,9 @@ pub enum ConfigError {
     NotADataFile(String),
     /// `import` without the file to read or the file to write.
     ImportNeeds(&'static str),
+    /// A `--config` file that cannot be read, or a key of it that does not
+    /// apply here: the whole sentence (`file.rs`).
+    ConfigFile(String),
 }
 
 impl fmt::Display for ConfigError {
@@ -265,6 +217,7 @@ impl fmt::Display for ConfigError {
         match self {
             ConfigError::UnknownFlag(flag) => f.write_str(&hints::unknown_flag(flag)),
             ConfigError::NotADataFile(arg) => f.write_str(&hints::not_a_data_file(arg)),
+            ConfigError::ConfigFile(why) => f.write_str(why),
             ConfigError::MissingValue(flag) => {
                 write!(f, "option '{flag}' needs a value (see --help)")
             }
@@ -382,6 +335,15 @@ pub fn parse(
     // environment is read only for the options no flag sets: a flag wins,
     // and the variable it overrides cannot stop start-up.
     let (mut flags, data_file) = split(args)?;
+    // A `--config` file's keys count as flags given before the command
+    // line's: a flag wins over the file, the file over the environment.
+    let config_file = match flags.iter().rev().find(|f| f.opt.flag == "--config") {
+        Some(flag) => Some(flag.value.clone()),
+        None => env("CONFIG_FILE").filter(|value| !value.is_empty()),
+    };
+    if let Some(path) = config_file {
+        flags.splice(0..0, file::read(&path)?);
+    }
     if let Some(file) = data_file {
         if !hints::is_data_file(&file) {
             return Err(ConfigError::NotADataFile(file));
@@ -522,6 +484,10 @@ fn split(args: Vec<String>) -> Result<(Vec<Given<'static>>, Option<String>), Con
             Some((name, value)) => (name, Some(value.to_string())),
             None => (arg.as_str(), None),
         };
+        let name = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map_or(name, |(_, flag)| flag);
         let opt = OPTS
             .iter()
             .find(|opt| opt.flag == name)

@@ -10,35 +10,68 @@ use std::time::Duration;
 use super::{Config, MAX_DELAY_MS, Secret, faults};
 use crate::model::generate::parse_spec;
 
-/// `--help`: one screen (at most 24 lines of 80 columns, a test checks),
-/// every option with its variable and default. The table of
+/// `--help`: every option, what it does, its default and its variable,
+/// grouped by what it is for, in 80 columns (a test checks). The table of
 /// docs/configuration.md says the same at more length (a test holds the
 /// two to the same flags and variables).
 pub const HELP: &str = "\
 widgets-todos: an HTTP/JSON server for widgets and todos under /api
-Usage: widgets-todos [OPTIONS] [FILE.json]   (FILE.json: the same as --data)
-       widgets-todos healthcheck [--host ADDR] [--port N]   (exit 0 if it is up)
-       widgets-todos import DB.json --out FILE.json   (from a json-server file)
-Options, and --help, --version; each reads the variable in [ ]; a flag wins:
-  --host ADDR --port N  where to listen [HOST, PORT] (127.0.0.1, 8080; 0: any)
-  --data PATH          keep the data in PATH and PATH.journal [DATA_FILE]
-  --threads N          worker threads [THREADS] (CPUs; with --data, 16+)
-  --max-body-bytes N   larger bodies get 413 [MAX_BODY_BYTES] (65536)
-  --max-items N        per collection, then 507 [MAX_ITEMS] (100000)
-  --max-connections N  open at once [MAX_CONNECTIONS] (1024 or fewer)
-  --max-subscribers N --events-kept N  [MAX_SUBSCRIBERS, EVENTS_KEPT] (64, 1024)
-  --read-timeout S --write-timeout S  limits [READ_TIMEOUT, WRITE_TIMEOUT] (30)
-  --log-level L        off error warn info debug trace [LOG_LEVEL] (info)
-  --cors-origin URL | --no-cors  only URL; none [CORS_ORIGINS, NO_CORS=1] (any)
-  --allow-reset        DELETE on a collection empties it [ALLOW_RESET=1]
-  --delay MS           hold /api responses, 0 to 10000 ms [DELAY] (0)
-  --auth-token T, --auth-token-file F  Bearer T [AUTH_TOKEN, AUTH_TOKEN_FILE]
-  --record N           last N requests, 64 MiB max: /_admin/requests [RECORD]
-  --generate SPEC --seed S  fill a new store: todos=N,widgets=N [GENERATE, SEED]
-  --faults --fail-rate P --fail-status N  [FAULTS=1, FAIL_RATE, FAIL_STATUS]
-  --tls-cert PEM --tls-key PEM  HTTPS, --features tls [TLS_CERT, TLS_KEY]
-An empty variable is unset, but an empty AUTH_*, TLS_*, CORS_ORIGINS, NO_CORS,
-ALLOW_RESET or FAULTS is refused. Exit 2: a bad value; 1: busy port, bad data.";
+
+Usage: widgets-todos [OPTIONS] [FILE.json]     (FILE.json: the same as --data)
+       widgets-todos healthcheck [--host ADDR] [--port N]  (exit 0: it is up)
+       widgets-todos import DB.json --out FILE.json  (from a json-server file)
+
+Each option may be given by the environment variable in [ ]; a flag wins.
+Defaults in ( ). -h, --help: this text; -V, --version: the version.
+
+Where to listen, and the data:
+  -H, --host ADDR      address to listen on (127.0.0.1; 0.0.0.0: on every
+                       interface) [HOST]
+  -p, --port N         the port to listen on (8080; 0 picks a free one) [PORT]
+  --data PATH          keep the data in PATH and PATH.journal (none: in
+                       memory, lost at exit) [DATA_FILE]
+  -w, --watch          load edits other programs make to the data file [WATCH]
+  -c, --config FILE    read options from a JSON file such as json-server.json:
+                       {\"port\": 3000, \"readOnly\": true} [CONFIG_FILE]
+  --generate SPEC      fill a new store: todos=N,widgets=N [GENERATE]
+  --seed S             the same seed, the same items and failures (0) [SEED]
+What clients may do:
+  --ro, --read-only    serve reads only: writes get 405 [READ_ONLY]
+  --allow-reset        DELETE on a collection empties it [ALLOW_RESET]
+  --auth-token T       require Authorization: Bearer T on /api [AUTH_TOKEN]
+  --auth-token-file F  the same, the token read from file F [AUTH_TOKEN_FILE]
+  --cors-origin URL    browsers may call only from URL (any origin)
+                       [CORS_ORIGINS]
+  --nc, --no-cors      send no CORS header fields at all [NO_CORS]
+For testing clients:
+  -d, --delay MS       hold each /api response MS ms, 0 to 10000 (0) [DELAY]
+  --record N           keep the last N requests for /_admin/requests [RECORD]
+  --faults             fail on purpose when a request asks (_status) [FAULTS]
+  --fail-rate P        with --faults: fail this share of requests, 0 to 1
+                       (0) [FAIL_RATE]
+  --fail-status N      with --faults: the status they fail with (503)
+                       [FAIL_STATUS]
+Limits:
+  --threads N          requests handled at once (CPUs; 16+ with --data)
+                       [THREADS]
+  --max-body-bytes N   larger request bodies get 413 (65536) [MAX_BODY_BYTES]
+  --max-items N        items per collection; then 507 (100000) [MAX_ITEMS]
+  --max-connections N  connections open at once (1024, or fewer under a
+                       low ulimit -n) [MAX_CONNECTIONS]
+  --max-subscribers N  clients of /api/events at once (64) [MAX_SUBSCRIBERS]
+  --events-kept N      events kept for /api/events (1024) [EVENTS_KEPT]
+  --read-timeout S     seconds a client may stay silent (30) [READ_TIMEOUT]
+  --write-timeout S    seconds one write may block (30) [WRITE_TIMEOUT]
+Logs and HTTPS:
+  --log-level L        off, error, warn, info, debug or trace (info)
+                       [LOG_LEVEL]
+  -q, --quiet          no access log, the line per request (off) [QUIET]
+  --tls-cert PEM       serve HTTPS with this certificate chain [TLS_CERT]
+  --tls-key PEM        and this key (a build with --features tls) [TLS_KEY]
+
+A switch's variable takes 1, true, yes; 0, false, no. An empty one is unset,
+but an empty AUTH_*, TLS_*, CORS_ORIGINS or switch is refused.
+Exit status 2: a bad option or value; 1: a busy port or bad data.";
 
 /// The largest `--record N`.
 pub const MAX_RECORD: usize = 100_000;
@@ -269,6 +302,37 @@ pub(super) const OPTS: &[Opt] = &[
         },
     },
     Opt {
+        flag: "--watch",
+        env: "WATCH",
+        set: |c, v| {
+            c.watch = switch(v)?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--read-only",
+        env: "READ_ONLY",
+        set: |c, v| {
+            c.read_only = switch(v)?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--quiet",
+        env: "QUIET",
+        set: |c, v| {
+            c.quiet = switch(v)?;
+            Ok(())
+        },
+    },
+    Opt {
+        flag: "--config",
+        env: "CONFIG_FILE",
+        // Read by `parse` before any option is applied: each key of the
+        // file is given as its option (`file.rs`).
+        set: |_, _| Ok(()),
+    },
+    Opt {
         flag: "--fail-status",
         env: "FAIL_STATUS",
         set: |c, v| {
@@ -280,7 +344,28 @@ pub(super) const OPTS: &[Opt] = &[
 
 /// The options that are switches: the flag alone turns them on, and their
 /// variable takes [`switch`]'s words.
-const SWITCHES: [&str; 3] = ["--no-cors", "--allow-reset", "--faults"];
+const SWITCHES: [&str; 6] = [
+    "--no-cors",
+    "--allow-reset",
+    "--faults",
+    "--watch",
+    "--read-only",
+    "--quiet",
+];
+
+/// json-server 0.17's spellings of the options it shares with this
+/// server, so that its command lines run as they are
+/// (`json-server --watch db.json -p 3000`): each with the option it names.
+pub(super) const ALIASES: &[(&str, &str)] = &[
+    ("-p", "--port"),
+    ("-H", "--host"),
+    ("-w", "--watch"),
+    ("-d", "--delay"),
+    ("--ro", "--read-only"),
+    ("--nc", "--no-cors"),
+    ("-q", "--quiet"),
+    ("-c", "--config"),
+];
 
 impl Opt {
     /// Whether the flag takes a value (`--port 8080`) or is a switch

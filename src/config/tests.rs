@@ -360,12 +360,15 @@ fn healthcheck_takes_host_and_port() {
 }
 
 #[test]
-fn help_lists_every_option_and_fits_one_screen() {
+fn help_lists_every_option_and_spelling_in_80_columns() {
     for opt in OPTS {
         assert!(HELP.contains(opt.flag), "--help lacks {}", opt.flag);
         assert!(HELP.contains(opt.env), "--help lacks {}", opt.env);
     }
-    assert!(HELP.lines().count() <= 24);
+    for (alias, flag) in options::ALIASES {
+        let listed = format!("{alias}, {flag}");
+        assert!(HELP.contains(&listed), "--help lacks {listed}");
+    }
     for line in HELP.lines() {
         assert!(line.chars().count() <= 80, "too wide: {line}");
     }
@@ -493,12 +496,14 @@ fn the_configuration_page_lists_what_help_lists() {
     // `--features tls` is cargo's; `--out` is the import's (docs/json-server.md).
     help_flags.remove("--features");
     help_flags.remove("--out");
-    // The variables: in brackets on the option lines, which are indented.
+    // The variables: in brackets on the option lines and their
+    // continuations, which are indented (not the usage's `[--port N]`).
     let bracketed: String = HELP
         .lines()
-        .filter(|l| l.starts_with("  --"))
+        .filter(|l| l.starts_with("  "))
         .flat_map(|l| l.split('[').skip(1))
         .filter_map(|s| s.split(']').next())
+        .filter(|s| !s.contains('-'))
         .collect::<Vec<_>>()
         .join(" ");
     assert_eq!(words(&column(1), true), help_flags, "flags");
@@ -507,4 +512,81 @@ fn the_configuration_page_lists_what_help_lists() {
         words(&bracketed, false),
         "variables"
     );
+}
+
+/// json-server's spellings set the same options as the long flags.
+#[test]
+fn json_server_spellings_are_the_same_options() {
+    let short = config(
+        &[
+            "-p", "3000", "-H", "0.0.0.0", "-w", "-d", "200", "--ro", "--nc", "-q",
+        ],
+        &[],
+    );
+    let long = config(
+        &[
+            "--port",
+            "3000",
+            "--host",
+            "0.0.0.0",
+            "--watch",
+            "--delay",
+            "200",
+            "--read-only",
+            "--no-cors",
+            "--quiet",
+        ],
+        &[],
+    );
+    assert_eq!(short, long);
+    assert!(short.watch && short.read_only && short.quiet && short.cors == Cors::Off);
+    assert_eq!(
+        (short.port, short.delay),
+        (3000, Duration::from_millis(200))
+    );
+    assert_eq!(config(&["-p=4000"], &[]).port, 4000);
+    let env = config(
+        &[],
+        &[("READ_ONLY", "1"), ("QUIET", "yes"), ("WATCH", "true")],
+    );
+    assert!(env.read_only && env.quiet && env.watch);
+    let err = parse_with(&["-p"], &[]).unwrap_err();
+    assert_eq!(err, ConfigError::MissingValue("--port"));
+    let err = parse_with(&["--ro=1"], &[]).unwrap_err();
+    assert_eq!(err, ConfigError::UnexpectedValue("--read-only"));
+}
+
+/// A `--config` file: its keys, in json-server's camelCase or kebab-case,
+/// are options; a flag wins over it, and it over the environment.
+#[test]
+fn a_config_file_gives_options() {
+    let dir = std::env::temp_dir().join(format!("widgets-todos-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("json-server.json");
+    std::fs::write(
+        &file,
+        r#"{"port": 3000, "host": "127.0.0.1", "watch": true, "delay": 50, "readOnly": true,
+            "noCors": true, "quiet": true, "max-items": 7, "logLevel": "warn", "p": 3001}"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let from_file = config(&["-c", path], &[("PORT", "9"), ("MAX_ITEMS", "9")]);
+    assert_eq!((from_file.port, from_file.max_items), (3001, 7));
+    assert!(from_file.watch && from_file.read_only && from_file.quiet);
+    assert_eq!(from_file.cors, Cors::Off);
+    assert_eq!(from_file.log_level, log::LevelFilter::Warn);
+    assert_eq!(from_file.delay, Duration::from_millis(50));
+    assert_eq!(config(&["-c", path, "-p", "4000"], &[]).port, 4000);
+    assert_eq!(config(&[], &[("CONFIG_FILE", path)]).port, 3001);
+    std::fs::write(&file, r#"{"authToken": "not a token"}"#).unwrap();
+    let err = parse_with(&["--config", path], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("'(hidden)' for \"authToken\""), "{err}");
+    std::fs::write(&file, r#"{"config": "other.json"}"#).unwrap();
+    let err = parse_with(&["--config", path], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown key \"config\""), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

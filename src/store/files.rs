@@ -111,15 +111,40 @@ pub(super) fn cannot(what: &str, path: &Path, err: &io::Error) -> String {
             _ => Path::new("."),
         };
         if let (Some(uid), Some(gid)) = (uid, gid) {
-            message.push_str(&format!(
-                "\nthe server runs as uid {uid}, gid {gid}, which may not write there: give it \
-                 the directory, as root: chown -R {uid}:{gid} {dir}; or run the server as the \
-                 directory's owner (in a container: docker run --user \"$(id -u):$(id -g)\" ...)",
-                dir = dir.display()
-            ));
+            message.push('\n');
+            message.push_str(&permission_fix(uid, gid, dir, in_container()));
         }
     }
     message
+}
+
+/// Whether the server runs as a container's first process, as the image
+/// runs it (`scripts/container/Dockerfile`); the start-up summary reads it
+/// so too (`main.rs`). A server started inside a development container
+/// is not: its directories may well be the container's own.
+fn in_container() -> bool {
+    std::process::id() == 1
+}
+
+/// What to do about a directory `dir` the user `uid:gid` may not write.
+/// In a container, `dir` is a path of the container's own: the fix is on
+/// the host, to the directory mounted there, which the server cannot see.
+fn permission_fix(uid: u32, gid: u32, dir: &Path, in_container: bool) -> String {
+    let dir = dir.display();
+    if in_container {
+        format!(
+            "the server runs as uid {uid}, gid {gid}, which may not write there; {dir} is a path \
+             inside the container: on the host, give it the directory mounted there (HOST_DIR in \
+             docker run -v HOST_DIR:{dir}), as root: chown -R {uid}:{gid} HOST_DIR; or run the \
+             container as that directory's owner: docker run --user \"$(id -u):$(id -g)\" ..."
+        )
+    } else {
+        format!(
+            "the server runs as uid {uid}, gid {gid}, which may not write there: give it the \
+             directory, as root: chown -R {uid}:{gid} {dir}; or run the server as the \
+             directory's owner"
+        )
+    }
 }
 
 #[cfg(test)]
@@ -141,10 +166,8 @@ mod tests {
             message.contains(&format!("the server runs as uid {uid}, gid {gid}")),
             "{message}"
         );
-        assert!(
-            message.contains(&format!("chown -R {uid}:{gid} /data;")),
-            "{message}"
-        );
+        let fix = permission_fix(uid, gid, Path::new("/data"), in_container());
+        assert!(message.ends_with(&format!("\n{fix}")), "{message}");
         let other = cannot(
             "open",
             Path::new("db.json"),
@@ -152,6 +175,33 @@ mod tests {
         );
         assert!(!other.contains("uid"), "{other}");
         let here = cannot("create", Path::new("db.json"), &err);
-        assert!(here.contains(&format!("chown -R {uid}:{gid} .;")), "{here}");
+        let fix = permission_fix(uid, gid, Path::new("."), in_container());
+        assert!(here.ends_with(&format!("\n{fix}")), "{here}");
+        let outside = permission_fix(uid, gid, Path::new("."), false);
+        assert!(
+            outside.contains(&format!("chown -R {uid}:{gid} .;")),
+            "{outside}"
+        );
+    }
+
+    #[test]
+    fn in_a_container_the_fix_names_the_host_directory() {
+        let fix = permission_fix(65534, 65534, Path::new("/data"), true);
+        for said in [
+            "/data is a path inside the container",
+            "on the host, give it the directory mounted there",
+            "docker run -v HOST_DIR:/data",
+            "chown -R 65534:65534 HOST_DIR;",
+            "docker run --user",
+        ] {
+            assert!(fix.contains(said), "{said}: {fix}");
+        }
+        assert!(!fix.contains("chown -R 65534:65534 /data"), "{fix}");
+        let outside = permission_fix(1000, 1000, Path::new("/srv/data"), false);
+        assert!(
+            outside.contains("chown -R 1000:1000 /srv/data;"),
+            "{outside}"
+        );
+        assert!(!outside.contains("docker"), "{outside}");
     }
 }

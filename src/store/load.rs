@@ -98,7 +98,11 @@ fn read_snapshot(path: &Path, max_items: usize) -> Result<Option<State>, String>
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };
-    parse_snapshot(&text, max_items)
+    // A byte order mark, as a Windows editor saves a file edited by hand:
+    // JSON text never has one, but a parser may ignore it (RFC 8259,
+    // section 8.1). The server's own snapshots are written without.
+    let json = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&text);
+    parse_snapshot(json, max_items)
         .map(Some)
         .map_err(|err| format!("{}: {err}{}", path.display(), how_to_fix(&err, path)))
 }

@@ -37,7 +37,9 @@ pub(crate) struct Shared {
     pub read_timeout: Duration,
     /// At most `--threads` requests are handled at once.
     pub turns: Turns,
-    /// Whether access lines are logged (`--log-level info` or more).
+    /// Whether access lines are logged (`--log-level info` or more, and
+    /// no `--quiet`): decided once, so that a quiet server's request
+    /// tests one `bool`.
     pub access_log: bool,
     /// The server is stopping: responses say `Connection: close`, and a
     /// delay is cut short.
@@ -54,7 +56,7 @@ impl Shared {
             max_body_bytes: settings.max_body_bytes,
             read_timeout: settings.read_timeout,
             turns: Turns::new(settings.threads),
-            access_log: access_log::enabled(),
+            access_log: settings.access_log && access_log::enabled(),
             stopping: AtomicBool::new(false),
             stopped: (Mutex::new(()), Condvar::new()),
         }

@@ -83,6 +83,9 @@ pub struct Settings {
     pub max_connections: Option<usize>,
     /// PEM files of a certificate chain and its key: serve HTTPS.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Whether to write access lines at all (`--quiet` turns them off;
+    /// `--log-level` below `info` too).
+    pub access_log: bool,
 }
 
 /// Creates the listening socket with the options every accepted

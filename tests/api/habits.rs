@@ -152,17 +152,19 @@ fn collections_outside_api_get_a_404_naming_the_path_meant() {
         let post = server.json("POST", path, r#"{"userId": 1, "title": "x"}"#);
         assert!(hint(&post, 404).contains(meant), "POST {path}");
     }
-    // Other unknown paths: 404 without a hint, as before.
-    for path in [
-        "/things",
-        "/api/things",
-        "/todo",
-        "/todos/1/extra",
-        "/TODOS",
-    ] {
+    // Another collection, as json-server would serve it: the hint names
+    // the two there are (`json_server_cli.rs` has json-server's own).
+    for path in ["/things", "/api/things", "/todo", "/TODOS"] {
         let body = problem(&server.get(path), 404);
-        assert!(body.get("hint").is_none(), "{path}: {body}");
+        let hint = body["hint"].as_str().unwrap_or("");
+        assert!(
+            hint.contains("/api/todos and /api/widgets"),
+            "{path}: {body}"
+        );
     }
+    // Deeper than an item: 404 without a hint.
+    let body = problem(&server.get("/todos/1/extra"), 404);
+    assert!(body.get("hint").is_none(), "{body}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ mod habits;
 mod hardening;
 mod import;
 mod in_container;
+mod json_server_cli;
 mod lifecycle;
 mod loading;
 mod logs;
