@@ -6,7 +6,7 @@
 Called by scripts/bench.sh, which builds the binaries and installs wrk.
 For every scenario and round it starts the baseline (examples/baseline.rs),
 our connection layer answering fixed replies (examples/layer.rs), a
-minimal server that stores (examples/minimal.rs) and the real server, each
+minimal server that stores (examples/bench_store.rs) and the real server, each
 fresh, the two that store seeded with the same 200 todos the others answer
 with, and measures them with wrk in turns of one second
 (the order reversing every turn), --duration turns each, so that drift on a
@@ -18,9 +18,9 @@ range. The layer's ratio is what the real server could reach with an
 application that cost nothing; the minimal server's, about what any server
 reaches that reads, parses and keeps what it is sent. Then the memory, size and
 start-up figures, POST with 64 subscribers to /api/events against none
-([19]: at least 0.9), GET one and PUT with 100,000 todos stored against 200,
+(the bound: at least 0.9), GET one and PUT with 100,000 todos stored against 200,
 durable POSTs and list queries over big stores. (In full mode,
-scripts/bench.sh then runs scripts/scale.py for issue [12]'s table:
+scripts/bench.sh then runs scripts/scale.py for the big stores' table:
 start-up, memory and list queries with 100,000 and 1,000,000 todos loaded
 with --data, and the 80/20 mix over a million todos against 200.) Only
 ratios from one run
@@ -28,7 +28,7 @@ mean anything: absolute numbers drift with whatever else the machine is
 doing.
 
 --peer adds json-server 0.17.4 (Node), the tool this server stands in
-for, to the four scenarios of issue [3]'s reference table and to the
+for, to the four scenarios of the json-server reference table and to the
 memory and start-up figures: in each round, right after the others'
 turns, alone on the core. It must be
 installed under target/peer (scripts/bench.sh --peer does that with npm).
@@ -55,7 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER = os.path.join(ROOT, "target", "release", "widgets-todos")
 BASELINE = os.path.join(ROOT, "target", "release", "examples", "baseline")
 LAYER = os.path.join(ROOT, "target", "release", "examples", "layer")
-MINIMAL = os.path.join(ROOT, "target", "release", "examples", "minimal")
+MINIMAL = os.path.join(ROOT, "target", "release", "examples", "bench_store")
 PEER = os.path.join(ROOT, "target", "peer", "node_modules", "json-server", "lib", "cli", "bin.js")
 THREADS = 2  # workers, for every server
 STORED = 200  # todos in the store, as the examples answer (LIST_LEN)
@@ -129,7 +129,7 @@ end
 """,
 }
 # The runs json-server takes part in with --peer: the columns of the
-# reference table in issue [3].
+# json-server reference table (scripts/PERFORMANCE.md).
 PEER_RUNS = (("GET one", 64), (f"GET list of {STORED}", 16), ("POST", 16),
              ("80% GET / 20% PUT", 16))
 CLOSE_SCENARIO = ("GET one, Connection: close", """
@@ -408,7 +408,7 @@ def delay_check(delayed=100, quick=20):
     return max(finished) - started, times
 
 
-# Subscribers to /api/events ([19]) in a process of their own, on the
+# Subscribers to /api/events (the change feed) in a process of their own, on the
 # client's core: each reads its head, then every event as it comes and
 # drops it, on one thread (a selector), as any client would.
 SUBSCRIBERS = r"""
@@ -458,7 +458,7 @@ class Subscribers:
         return said.count(b"disconnected")
 
 
-# [19]'s subscribers: idle ones, subscribed to the widgets while the
+# The feed's subscribers: idle ones, subscribed to the widgets while the
 # benchmark writes todos (sent nothing but a keep-alive comment every 15 s:
 # what the feed costs the writers), and ones sent every event (what
 # delivering 64 copies of each costs too; on 2 cores, their reading also
@@ -469,7 +469,7 @@ FEED_RUNS = (("idle", "/api/events?collection=widgets"), ("reading", "/api/event
 def subscribed_posts(binary, script, rounds, turns, target, count=64, conns=16):
     """POST at `conns` connections on two fresh servers of `binary`, one
     with `count` subscribers to `target` and one with none, measured in
-    turns: the rates of each, one value per round. [19] asks the first to
+    turns: the rates of each, one value per round. The bound asks the first to
     be at least 0.9 of the second with idle subscribers."""
     rates = {"none": [], "subscribed": []}
     for round_no in range(rounds):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark widgets-todos against the bare HTTP library (examples/baseline.rs),
 # with our connection layer alone (examples/layer.rs) and a minimal server
-# that stores (examples/minimal.rs) beside them.
+# that stores (examples/bench_store.rs) beside them.
 #
 #     scripts/bench.sh            # full run: 5 interleaved rounds, ~35 minutes
 #     scripts/bench.sh --quick    # every scenario once, briefly (CI)
@@ -12,7 +12,7 @@
 # Builds the release binaries, installs Debian's wrk if it is missing (and
 # with --peer json-server, from the npm registry, under target/peer), then
 # runs scripts/bench.py, which prints the Markdown tables of scripts/PERFORMANCE.md
-# (the full run ends with issue [12]'s, from scripts/scale.py: a few minutes
+# (the full run ends with the big stores' table, from scripts/scale.py: a few minutes
 # more, and 89 MB of fixture kept under target/scale/).
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 #
@@ -71,7 +71,7 @@ fi
 
 need wrk wrk
 
-cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example minimal
+cargo build --release --quiet --bin widgets-todos --example baseline --example layer --example bench_store
 for arg in "$@"; do
     if [ "$arg" = --peer ] && [ ! -f target/peer/node_modules/json-server/lib/cli/bin.js ]; then
         command -v npm >/dev/null || { echo "bench: --peer needs Node.js and npm" >&2; exit 1; }
@@ -82,7 +82,7 @@ for arg in "$@"; do
 done
 python3 scripts/bench.py "$@"
 
-# Full mode only, last: issue [12]'s table at 100,000 and 1,000,000 todos
+# Full mode only, last: the big stores' table at 100,000 and 1,000,000 todos
 # (with json-server on the same data under --peer), and the 80/20 mix over
 # a million todos against 200.
 case " $* " in

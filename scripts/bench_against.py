@@ -17,7 +17,7 @@ their range (each ratio taken within one round); then idle RSS, binary
 size and start-up time (exec to the first 200, median of N, taken in
 turns) of both. Rows with a ratio below 0.95 are marked. Then, for the new
 build alone, POST with 64 subscribers to /api/events against POST with
-none (bench.subscribed_posts; [19] asks 0.9 at least).
+none (bench.subscribed_posts; the bound is 0.9 at least).
 
 --quick runs the rows at 16 connections, once, one turn each: CI uses it
 to prove that the comparison runs (about 20 s), not to judge the figures.
@@ -34,7 +34,8 @@ import time
 import bench
 from bench import Running, fail, fmt_rate, paired_ratio
 
-# A row whose median ratio is below this is marked: the bound of [15].
+# A row whose median ratio is below this is marked: a change may cost no row
+# more than 5%.
 WORSE = 0.95
 
 
@@ -118,7 +119,7 @@ def main():
     scripts = bench.write_scripts(tempfile.mkdtemp(prefix="bench-against-"))
     rates = measure(binaries, runs, scripts, rounds, turns)
     figures = footprint(binaries, startups)
-    # [19]: the new build alone (the old may have no feed).
+    # The change feed: the new build alone (the old may have no feed).
     feed = {kind: bench.subscribed_posts(bench.SERVER, scripts["POST"], rounds, turns, target)
             for kind, target in bench.FEED_RUNS}
 
@@ -150,7 +151,7 @@ def main():
     for kind, target in bench.FEED_RUNS:
         with_, none = feed[kind]["subscribed"], feed[kind]["none"]
         ratio = statistics.median(n / o for n, o in zip(with_, none))
-        bound = " (below 0.9, the bound of [19])" if kind == "idle" and ratio < 0.9 else ""
+        bound = " (below the bound, 0.9)" if kind == "idle" and ratio < 0.9 else ""
         print(f"new alone, POST at 16 with 64 {kind} subscribers (`{target}`) / with none: "
               f"{paired_ratio(with_, none)}{bound}")
     print()

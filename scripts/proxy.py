@@ -230,7 +230,7 @@ def keep_alive(args):
 
 def codings(args):
     """What the HTTP library refuses before the server sees it, and nginx
-    fixes ([15], L7; docs/limits.md): `Transfer-Encoding: Chunked` in
+    fixes (docs/limits.md): `Transfer-Encoding: Chunked` in
     capitals and a chunked body with trailer fields get the library's bare
     400 when sent directly, and are served through nginx, which decodes the
     body and forwards it with a Content-Length."""

@@ -72,6 +72,12 @@ anchors: lower case, punctuation dropped, spaces as dashes). A paragraph
 or a table row of 80 characters or more, outside code blocks, may stand
 in one place only: a rule is said once, and linked to elsewhere.
 
+References a reader cannot follow. In README.md and the files of src/,
+docs/, scripts/, tests/ and examples/ (their prose: comments and
+docstrings in code): no issue number (`[16]`), no hash of one of this
+repository's commits, and no path of the repository's (`src/...`,
+`scripts/...`, a `NAME.md`) that names a file not there.
+
 Prints one line per example and `readme: N passed, M failed`; on a
 mismatch, a diff (expected, then actual). Exits 1 if any check failed.
 """
@@ -455,6 +461,75 @@ def check_docs(files):
     return problems
 
 
+ISSUE = re.compile(r"(?:^|(?<=[\s(,]))\[\d{1,2}\](?!\()")
+HASH = re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w-])")
+NAMED = re.compile(r"(?<![\w./-])((?:src|scripts|docs|tests|examples)/[\w./-]*\w\."
+                   r"(?:rs|md|py|sh|json|mjs|ts|toml|html)|[A-Z][\w-]*\.md)\b")
+
+
+def prose_lines(rel, text):
+    """(line number, text) of what a reader reads as prose in a file: all of
+    a .md file outside code blocks; comments and docstrings elsewhere."""
+    marker = "#" if rel.endswith((".py", ".sh", ".toml")) else "//"
+    fence = docstring = False
+    for n, line in enumerate(text.split("\n"), 1):
+        if rel.endswith(".md"):
+            if line.lstrip().startswith("```"):
+                fence = not fence
+            if not fence:
+                yield n, line
+            continue
+        if rel.endswith(".py") and line.count('"""') % 2 == 1:
+            docstring = not docstring
+            yield n, line
+            continue
+        if docstring:
+            yield n, line
+        elif marker in line:
+            yield n, line[line.index(marker):]
+
+
+def check_references():
+    """Issue numbers, commit hashes and missing files named in prose."""
+    listed = subprocess.run(
+        ["git", "ls-files", "README.md", "src", "docs", "scripts", "tests", "examples"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    names = {os.path.basename(f) for f in subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+        check=True).stdout.split()}
+    commits = {}
+
+    def is_commit(token):
+        if token not in commits:
+            kind = subprocess.run(["git", "cat-file", "-t", token], cwd=ROOT,
+                                  capture_output=True, text=True).stdout.strip()
+            commits[token] = kind == "commit"
+        return commits[token]
+
+    problems = []
+    for rel in listed:
+        if rel.endswith(("package-lock.json", ".json", ".lock")):
+            continue
+        try:
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for n, line in prose_lines(rel, text):
+            for m in ISSUE.finditer(line):
+                problems.append(f"{rel}:{n}: an issue number, {m.group(0)}: say what and why instead")
+            for m in HASH.finditer(line):
+                if any(c.isalpha() for c in m.group(0)) and is_commit(m.group(0)):
+                    problems.append(f"{rel}:{n}: a commit hash, {m.group(0)}: name what it was instead")
+            for m in NAMED.finditer(line):
+                named = m.group(1)
+                there = (os.path.exists(os.path.join(ROOT, named)) if "/" in named
+                         else named in names)
+                if not there and not re.search(r"\b(NAME|FILE)\b", named):
+                    problems.append(f"{rel}:{n}: names {named}, which is not in the repository")
+    return problems
+
+
 def main():
     explicit = sys.argv[1:]
     files = explicit or [os.path.join(ROOT, "README.md")] + sorted(
@@ -475,6 +550,11 @@ def main():
             print(f"FAIL {passed + failed} - {problem}")
         passed += 1
         print(f"ok {passed + failed} - links and repeats across {len(files)} files")
+        for problem in check_references():
+            failed += 1
+            print(f"FAIL {passed + failed} - {problem}")
+        passed += 1
+        print(f"ok {passed + failed} - no issue numbers, commit hashes or missing files named")
     print(f"readme: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

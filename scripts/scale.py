@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Big stores: the table of issue [12], at 100,000 and 1,000,000 todos.
+"""Big stores: the table of the big stores, at 100,000 and 1,000,000 todos.
 
     python3 scripts/scale.py [--counts 100000,1000000] [--reps 11] [--no-post]
                              [--binary target/release/widgets-todos]
@@ -24,7 +24,7 @@ bytes, 89 MB at a million; kept for the next run, never committed), and:
   RSS the process kept after (the cached list, if it keeps it);
 - unless --no-post, starts a server without --data and creates the same N
   todos by POST (scripts/loadmem.py's way), then reads VmRSS: the RSS
-  after loading is compared with that (issue [12]: at most 1.5x).
+  after loading is compared with that (the bound: at most 1.5x).
 
 --peer adds json-server 0.17.4 on the same fixture (start-up until its
 first answer, RSS, the queries on its own paths, the whole list).
@@ -32,7 +32,7 @@ first answer, RSS, the queries on its own paths, the whole list).
 --mix measures instead the 80/20 read/write mix of scripts/bench.py
 (GET /api/todos/7, PUT /api/todos/8, 16 connections, wrk) over a store of
 200 todos and one of N, in memory (--generate), in turns of one second,
-and prints the ratio of N to 200 (issue [12]: at least 0.8).
+and prints the ratio of N to 200 (the bound: at least 0.8).
 
 Servers run with --threads 2 and --max-items N (at least 100,000), and
 are killed afterwards (no final snapshot). 127.0.0.1 only; every wait is

@@ -416,7 +416,7 @@ fn generate_and_seed() {
     assert_eq!((c.generate, c.seed), (spec(3, 0), 7));
     let c = config(&[], &[("GENERATE", "widgets=2,todos=1"), ("SEED", "9")]);
     assert_eq!((c.generate, c.seed), (spec(1, 2), 9));
-    // --seed alone is accepted: it will also seed --fail-rate (issue [11]).
+    // --seed alone is accepted: it will also seed --fail-rate.
     assert_eq!(config(&["--seed", "1"], &[]).generate, None);
     assert_eq!(
         parse_with(&["--generate=todos=5", "--max-items=4"], &[]),

@@ -12,7 +12,7 @@
 //!   serializes the item it compares. One lock per request is what makes every request
 //!   atomic and the whole API linearizable.
 //! - No id is ever handed out twice: `last_id` only grows, deletes included,
-//!   and never past 2^53-1 (API-CONTRACT.md); then creates get 507.
+//!   and never past 2^53-1 (the largest integer a JSON number holds exactly in every client); then creates get 507.
 //! - With `--data`, a change's journal record is appended before the change
 //!   is made, under the same lock: a write the journal refuses changes
 //!   nothing.

@@ -216,7 +216,7 @@ fn serves_logs_and_stops_on_sigterm() {
     );
 }
 
-/// [15] L2: no control character of a request line reaches the access
+/// No control character of a request line reaches the access
 /// log as it was sent; an ESC there would drive the terminal, a VT or FF
 /// break the line for many tools.
 #[test]
@@ -402,7 +402,7 @@ pub fn check_refused(args: &[&str], env: &[(&str, &str)], said: &[&str]) {
     }
 }
 
-/// [15] L3: the token file is read no further than a token can reach
+/// The token file is read no further than a token can reach
 /// (1,024 characters and a line break), and only a regular file is read:
 /// `/dev/zero` used to grow the process without bound, a FIFO to block
 /// start-up for ever.

@@ -1,4 +1,4 @@
-//! [17] What the clients people point at this server show and read: the
+//! What the clients people point at this server show and read: the
 //! `message` member of every problem (what react-admin's and Refine's
 //! notifications show), the `errors` object of a 422 (what react-admin
 //! puts on its form's inputs), and DELETE's answer.

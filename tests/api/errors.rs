@@ -152,7 +152,7 @@ fn bad_request_for_ambiguous_framing() {
 #[test]
 fn not_found_for_unknown_paths_and_ids() {
     let server = seeded();
-    // `/` answers since [10] (tests/api/habits.rs).
+    // `/` answers (tests/api/habits.rs).
     for path in [
         "/api/things",
         "/api/todos/1/extra",

@@ -1,4 +1,4 @@
-//! `GET /api/events`, the change feed ([19]): every acknowledged write as
+//! `GET /api/events`, the change feed: every acknowledged write as
 //! a server-sent event, read here from real sockets as a client reads
 //! them, line by line.
 

@@ -1,4 +1,4 @@
-//! Failure on purpose ([11], item 3): `_status`, `_fault=close` and
+//! Failure on purpose: `_status`, `_fault=close` and
 //! `--fail-rate`, only with `--faults`, and what is never failed.
 
 use std::collections::BTreeSet;

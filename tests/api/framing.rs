@@ -1,4 +1,4 @@
-//! Issue [15], round 3 of hostile testing: what the transport does after a
+//! Hostile framing: what the transport does after a
 //! body it did not read (L1), and the framing and host rules of RFC 9112
 //! it enforces, or the library's bound where it cannot (L7). Raw bytes on
 //! a socket, so the status line and every field are visible.
@@ -86,7 +86,7 @@ fn a_body_refused_unread_closes_the_connection_and_says_so() {
 
 #[test]
 fn a_refused_body_the_client_waits_to_send_gets_the_librarys_encoding_then_a_close() {
-    // The bound of issue [15], L1: a client that sent `Expect:
+    // The bound: a client that sent `Expect:
     // 100-continue` waits before sending the body, so the response goes
     // out through the HTTP library, which writes it before it reads the
     // body's end: its reason phrase, and no Connection field (it strips
@@ -149,7 +149,7 @@ fn http_11_without_host_or_with_two_is_400() {
 
 #[test]
 fn what_the_library_refuses_before_the_server_sees_it() {
-    // The bound of issue [15], L7: tiny_http matches `chunked` with its
+    // The bound: tiny_http matches `chunked` with its
     // case and takes no trailer fields, and answers both itself with a
     // bare 400 before the request reaches this server's code; then the
     // connection ends. nginx in front accepts both (README: the library's
@@ -177,7 +177,7 @@ fn what_the_library_refuses_before_the_server_sees_it() {
 
 #[test]
 fn expect_100_continue_on_http_10_is_answered_by_the_library() {
-    // The bound of issue [15], L7: RFC 9110 section 10.1.1 says a server
+    // The bound: RFC 9110 section 10.1.1 says a server
     // ignores `Expect: 100-continue` from an HTTP/1.0 client, but tiny_http
     // sends `100 Continue` when the body is first read, and there is no
     // other way to read it. The final response follows it, whole.

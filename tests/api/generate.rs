@@ -1,4 +1,4 @@
-//! `--generate` and `--seed` (issue [11], item 4): the binary fills a new
+//! `--generate` and `--seed`: the binary fills a new
 //! store with the same items for the same seed, refuses bad specs with
 //! exit status 2, and generates into a data file only when it is new.
 
@@ -159,7 +159,7 @@ fn with_data_only_a_new_file_is_generated_into() {
     assert_eq!(from_empty, todos);
 }
 
-/// [15] L5: a data file whose journal holds records holds data, even with
+/// A data file whose journal holds records holds data, even with
 /// no snapshot yet: `--generate` is refused with exit status 2, as for a
 /// snapshot, and the refused start creates no file.
 #[test]

@@ -1,7 +1,6 @@
 //! The loader's messages name the real problem of an item, in a snapshot
 //! as in a journal line, and whole numbers are read by one rule in the
-//! data files as in a request body: `7.0` and `7e0` are the integer 7
-//! ([15] L4).
+//! data files as in a request body: `7.0` and `7e0` are the integer 7.
 
 use std::fs;
 

@@ -15,6 +15,7 @@ mod ecosystem;
 mod errors;
 mod event_stream;
 mod events;
+mod examples;
 mod faults;
 mod framing;
 mod generate;

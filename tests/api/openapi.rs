@@ -239,7 +239,7 @@ fn object_schemas<'a>(value: &'a Value, at: &str, found: &mut Vec<(String, &'a V
 #[test]
 fn generated_clients_get_what_the_server_takes_and_sends() {
     let file: Value = serde_json::from_slice(OPENAPI).expect("openapi.json is JSON");
-    // [17] Code generators (openapi-typescript) type a member with a
+    // Code generators (openapi-typescript) type a member with a
     // `default` beside its type as always present: fine for what the
     // server sends, wrong for what a client may leave out. So a `default`
     // stands beside a property's type only when the property is required;

@@ -1,4 +1,4 @@
-//! The request log of `--record N` ([11], item 2): what the client
+//! The request log of `--record N`: what the client
 //! sent, as `/_admin/requests` tells it; its filters, its bound, its
 //! errors; and what it never keeps.
 

@@ -1,4 +1,4 @@
-//! `X-Request-Id` ([11]): on every response, the client's own when it is
+//! `X-Request-Id`: on every response, the client's own when it is
 //! sane, else one the server makes; the same id in a problem document's
 //! `instance` and in the access log line.
 

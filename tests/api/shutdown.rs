@@ -164,7 +164,7 @@ fn sigterm_sends_responses_held_back_by_delay_at_once() {
 
 #[test]
 fn sigterm_with_only_idle_keep_alive_connections_exits_at_once() {
-    // Issue [15], R1: a connection waiting for its next request has
+    // A connection waiting for its next request has
     // nothing in flight, and a stop no longer waits the grace period (5 s)
     // for such connections to close.
     let (mut child, server) = spawn_remote(&["--port", "0", "--log-level", "info"]);

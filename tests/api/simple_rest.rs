@@ -1,4 +1,4 @@
-//! [17] react-admin's simple-rest dialect (`ra-data-simple-rest`): what its
+//! react-admin's simple-rest dialect (`ra-data-simple-rest`): what its
 //! data provider sends for each operation, and the `Content-Range` it
 //! reads the total from; json-server's relations, said plainly to be none.
 

@@ -389,10 +389,10 @@ pub fn problem(response: &Response, status: u16) -> Value {
         body["detail"].as_str().is_some_and(|t| !t.is_empty()),
         "{body}"
     );
-    // [11]: the request's id, as the response's X-Request-Id names it.
+    // The request's id, as the response's X-Request-Id names it.
     let id = response.header("X-Request-Id").expect("X-Request-Id");
     assert_eq!(body["instance"], format!("urn:request:{id}"), "{body}");
-    // [17]: the sentence clients show, `message`: the detail first, the
+    // The sentence clients show, `message`: the detail first, the
     // hint last.
     let message = body["message"].as_str().expect("a message member");
     let detail = body["detail"].as_str().unwrap_or_default();
