@@ -156,7 +156,7 @@ def check_recovered(server, idle, name):
     if after["threads"] > idle["threads"] * 1.2 + 1:
         fail(f"{name}: threads stayed at {after['threads']} (idle {idle['threads']})")
     if after["rss_kb"] > idle["rss_kb"] * 1.2:
-        # Known gap (issue [2] stays open): glibc keeps freed per-thread
+        # A known gap, left open: glibc keeps freed per-thread
         # arena memory, so RSS does not return to idle. Reported, not failed.
         rss_misses.append(f"{name}: {after['rss_kb']} kB vs idle {idle['rss_kb']} kB")
     normal_get(server)
@@ -323,7 +323,7 @@ def trickled_head(server, idle, count=3):
     """Clients that send their request head a byte at a time, each byte
     within the read timeout.
 
-    A known gap, reported and not failed (issue [2] stays open for it): the
+    A known gap, reported and not failed: the
     read timeout bounds each read, not the whole head, and tiny_http reads
     the head with no deadline of its own and does not hand out its sockets
     for us to close. Such a connection lasts as long as the client keeps
@@ -362,7 +362,7 @@ def trickled_head(server, idle, count=3):
 def http2_preface(server, idle):
     """`curl --http2-prior-knowledge`'s first bytes.
 
-    A known gap, reported and not failed (issue [2] stays open for it):
+    A known gap, reported and not failed:
     tiny_http deadlocks writing its own 505, because the connection thread
     waits for the writer of the request it still holds. That thread and its
     two descriptors are never freed. Returns the idle figures raised by the
@@ -578,7 +578,7 @@ def http2_flood(binary, count, read_timeout=None):
            {"rss_kb": 0, "threads": 0, "fds": worst_fds}, note + f"; most descriptors {worst_fds}")
 
 
-# ------------------------------------------------- the request log ([15])
+# ------------------------------------------------------- the request log
 
 
 def status_kb(server, key):
@@ -630,7 +630,7 @@ def read_log(server, errors, pages_seen, first=None):
 
 
 def request_log_listing(binary, quick, full):
-    """M1 of [15]: `--record 100000`, then POSTs of 64 KiB bodies of the
+    """The request log's memory: `--record 100000`, then POSTs of 64 KiB bodies of the
     byte 0x01 (each 400, each recorded; each such byte is six in JSON,
     `\\u0001`), then 4 readers at once each walking the whole listing.
 
@@ -704,7 +704,7 @@ def request_log_listing(binary, quick, full):
         server.stop()
 
 
-# ------------------------------------- refused bodies and the log ([15])
+# ------------------------------------------- refused bodies and the log
 
 # This server's reason phrases (RFC 9110 section 15), for the statuses the
 # checks below provoke.
@@ -764,7 +764,7 @@ def send_and_read(server, raw, timeout):
 
 
 def refused_bodies(server, idle):
-    """L1 of [15]: a body refused unread, then a GET pipelined behind it.
+    """A body refused unread, then a GET pipelined behind it.
     Either both are answered, or the refusal says `Connection: close` and
     the server closes after it; its status line has this server's reason
     phrase; and nothing behind it gets the HTTP library's bare 400. A body
@@ -827,7 +827,7 @@ def refused_bodies(server, idle):
 
 
 def access_log_controls(binary):
-    """L2 of [15]: control characters of a request line reach the access
+    """Control characters of a request line reach the access
     log only escaped: no byte below 0x20 but the line ends, and no DEL."""
     server = Server(binary, extra=["--log-level", "info"], capture_stderr=True)
     try:
@@ -856,7 +856,7 @@ def access_log_controls(binary):
            "the access log shows them escaped (\\x1b)")
 
 
-# ------------------------------------------------- the change feed ([19])
+# ------------------------------------------------------- the change feed
 
 LIVE = b"Accept: text/event-stream\r\n"
 
@@ -939,7 +939,7 @@ class Sampler:
 
 
 def feed_non_reader(binary, writes, full):
-    """[19]: a subscriber that never reads while `writes` writes are made.
+    """A subscriber that never reads while `writes` writes are made.
     Two servers take the same writes, in turns of a tenth each, one with
     the stuck subscriber: their rates compare within one run, so that drift
     on a shared machine hits both alike. The writes are not slowed beyond
@@ -1003,7 +1003,7 @@ def feed_non_reader(binary, writes, full):
 
 
 def feed_sigterm(binary, count=64):
-    """[19]: SIGTERM with `count` subscribers connected: every stream ends,
+    """SIGTERM with `count` subscribers connected: every stream ends,
     and the server exits 0 within 1 s."""
     server = Server(binary, extra=["--max-subscribers", str(count)], defaults=True)
     try:

@@ -564,7 +564,7 @@ def large_heads(args, server, idle):
 
 
 def event_latency(args, rounds=20):
-    """[19]: each event reaches a subscriber through nginx within 100 ms of
+    """Each event reaches a subscriber through nginx within 100 ms of
     its write's response (nginx must not hold it in a buffer)."""
     try:
         worst = events_through(args, rounds)

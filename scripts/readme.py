@@ -461,7 +461,7 @@ def check_docs(files):
     return problems
 
 
-ISSUE = re.compile(r"(?:^|(?<=[\s(,]))\[\d{1,2}\](?!\()")
+ISSUE = re.compile(r'(?:^|(?<=[\s(,"]))\[\d{1,2}\](?!\()')
 HASH = re.compile(r"(?<![\w/.-])[0-9a-f]{7,40}(?![\w-])")
 NAMED = re.compile(r"(?<![\w./-])((?:src|scripts|docs|tests|examples)/[\w./-]*\w\."
                    r"(?:rs|md|py|sh|json|mjs|ts|toml|html)|[A-Z][\w-]*\.md)\b")
@@ -479,8 +479,8 @@ def prose_lines(rel, text):
             if not fence:
                 yield n, line
             continue
-        if rel.endswith(".py") and line.count('"""') % 2 == 1:
-            docstring = not docstring
+        if rel.endswith(".py") and '"""' in line:
+            docstring ^= line.count('"""') % 2 == 1
             yield n, line
             continue
         if docstring:

@@ -38,7 +38,7 @@ cargo test 2>&1 | tee "$tmp/cargo-test"
 cargo_passed=$(sed -n 's/^test result: ok\. \([0-9]*\) passed.*/\1/p' "$tmp/cargo-test" | awk '{ n += $1 } END { print n + 0 }')
 echo "== the path of one request: \"Read the code\" (src/lib.rs) against the trace"
 # The debug build cargo test made, under callgrind; --limits holds the
-# request's path to issue [16]'s limits (functions and files per request,
+# request's path to its limits (functions and files per request,
 # function length).
 scripts/trace.sh --check --limits
 echo "== cargo build --release"

@@ -61,7 +61,7 @@ prose, other backquotes and code blocks are ignored. Every request the
 section names is traced on the defaults (a request of BODIES with its
 body), those of CHECKED must be among them, and the check fails when the files the
 section names for a request and the files the trace shows differ, in
-either direction. The limits of issue [16] are printed as information,
+either direction. The limits on each path are printed as information,
 and enforced with --limits (alone or with --check): a function's length
 runs from its `fn` line to its closing brace; and no function of a
 feature that is off on the defaults (OFF: failure on purpose, the request
@@ -93,7 +93,7 @@ CHECKED = ("GET /api/todos/1", "POST /api/todos", "GET /api/todos?_page=1&_limit
 LIMITS = {
     "GET /api/todos/1": (50, 9),
     "POST /api/todos": (90, 10),
-    "GET /api/todos?_page=1&_limit=5": (74, 14),
+    "GET /api/todos?_page=1&_limit=5": (76, 14),
     "PATCH /api/todos/1": (88, 10),
 }
 GOALS = {"GET /api/todos?_page=1&_limit=5": (60, 9), "PATCH /api/todos/1": (60, 9)}
@@ -638,7 +638,7 @@ def check(binary, enforce_limits, check_docs):
         for path in sorted(said - ran):
             print(f"    named, not run:  src/{path}")
     over = limits(traces)
-    print("limits of issue [16]" + ("" if enforce_limits else " (information; --limits enforces them)") + ":")
+    print("limits of the paths" + ("" if enforce_limits else " (information; --limits enforces them)") + ":")
     for line in over[1]:
         print(f"  {line}")
     if enforce_limits:
@@ -647,7 +647,7 @@ def check(binary, enforce_limits, check_docs):
 
 
 def limits(traces):
-    """(what is over, lines to print) for the limits of issue [16]."""
+    """(what is over, lines to print) for the limits of the paths."""
     over, lines = [], []
     lengths = {}
     for request, (most_functions, most_files) in LIMITS.items():

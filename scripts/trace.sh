@@ -6,7 +6,7 @@
 #   scripts/trace.sh 'POST /api/todos' '{"userId":1,"title":"x"}'
 #   scripts/trace.sh 'GET /api/todos/1' -- --faults     (server flags after --)
 #   scripts/trace.sh --check [--limits]    what CI runs: "Read the code" against the trace
-#   scripts/trace.sh --limits              the limits of issue [16] alone
+#   scripts/trace.sh --limits              the limits of the paths alone
 #
 # How. Valgrind runs the server on a simulated processor; its tool callgrind
 # counts every instruction the server executes, by function, and records who

@@ -217,7 +217,7 @@ fn slow_uploads_do_not_hold_the_threads() {
 
 #[test]
 fn a_refused_body_is_answered_on_its_head_then_drained() {
-    // Issue [20], R3: a body refused from its Content-Length (413) waited
+    // A body refused from its Content-Length (413) waited
     // for the body, or the read timeout, before its answer. It is answered
     // at once, then the rest is read and dropped, and the connection
     // closes.
@@ -244,7 +244,7 @@ fn a_refused_body_is_answered_on_its_head_then_drained() {
 
 #[test]
 fn a_body_refused_unread_holds_one_thread_per_connection() {
-    // Issue [20], L1: each connection whose body was refused unread held
+    // Each connection whose body was refused unread held
     // two threads (its own, and one the library wrote the answer on).
     let (child, server) = crate::cli::spawn_remote(&["--port", "0"]);
     let threads = || {

@@ -237,7 +237,7 @@ fn read_to_end_or_reset(stream: &mut TcpStream) -> Vec<u8> {
 
 #[test]
 fn sigterm_answers_a_short_body_still_arriving() {
-    // Issue [20], R2: a POST whose head and first bytes of body had
+    // A POST whose head and first bytes of body had
     // arrived, the rest 0.3 s after SIGTERM: closed without a response.
     // The library reads a body of up to 1 KiB before it hands the request
     // over, so nothing else was in flight.

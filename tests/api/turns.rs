@@ -75,7 +75,7 @@ fn never_reading(remote: &Remote, request: &str) -> TcpStream {
 
 #[test]
 fn clients_that_never_read_hold_no_turn() {
-    // Issue [20], H1: a response whose write blocked kept its turn, so
+    // A response whose write blocked kept its turn, so
     // two clients that never read froze every other request for about
     // three write timeouts.
     let server = serve(2, Duration::from_secs(30), big_or_small(8 << 20));
@@ -99,7 +99,7 @@ fn clients_that_never_read_hold_no_turn() {
 
 #[test]
 fn a_response_has_one_deadline_however_slowly_it_is_read() {
-    // Issue [20], H1: the write timeout bounded each send, so a client
+    // The write timeout bounded each send, so a client
     // reading a little now and then kept a response going for as long as
     // it liked.
     let size = 16 << 20;
@@ -126,7 +126,7 @@ fn a_response_has_one_deadline_however_slowly_it_is_read() {
 
 #[test]
 fn every_framing_takes_a_turn() {
-    // Issue [20], H2: a request with `Transfer-Encoding: chunked`,
+    // A request with `Transfer-Encoding: chunked`,
     // `Connection: upgrade` or `Expect: 100-continue` took no turn, for
     // its handler nor its response.
     let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
