@@ -16,6 +16,9 @@
 #                    newman on the sample data: every request must succeed
 #   python           a client generated from the served document by
 #                    openapi-python-client (scripts/clients/python_client.py)
+#   sse              the change feed's clients, eventsource 4.x for Node and
+#                    sseclient-py, followed through cuts and resumes: run by
+#                    scripts/sse.sh, whose own packages are in scripts/sse/
 #
 # Installs the pinned npm packages of scripts/clients/ under target/clients
 # with one npm ci, and for python the pinned packages of
@@ -211,5 +214,10 @@ for client in "${clients[@]}"; do
     fi
     stop_server || { status=1; total_failed=$((total_failed + 1)); }
 done
+scripts/sse.sh | tee "$tmp/sse" || status=1
+summary=$(sed -n 's/^sse: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$tmp/sse")
+read -r p f <<<"${summary:-0 1}"
+total_passed=$((total_passed + p))
+total_failed=$((total_failed + f))
 echo "clients: $total_passed passed, $total_failed failed"
 exit "$status"
