@@ -65,8 +65,8 @@ const METHODS: &[&str] = &[
 ];
 
 /// `openapi.json` without what `offered` says is off, and with
-/// `read_only` without the writes, as pretty JSON in the file's own order
-/// and layout.
+/// `read_only` without the writes, as JSON in the file's own order and
+/// layout.
 fn document(offered: &dyn Fn(&str) -> bool, read_only: bool) -> Vec<u8> {
     // The file is part of the binary, and a unit test parses it: should it
     // ever fail to parse, it is served as it is.
@@ -77,9 +77,14 @@ fn document(offered: &dyn Fn(&str) -> bool, read_only: bool) -> Vec<u8> {
     if read_only {
         drop_writes(&mut document);
     }
-    let Ok(mut body) = serde_json::to_vec_pretty(&document) else {
+    // Indented with tabs, as the file is: a third smaller than spaces in
+    // the binary, which holds the file.
+    let mut body = Vec::with_capacity(OPENAPI.len());
+    let tabs = serde_json::ser::PrettyFormatter::with_indent(b"\t");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut body, tabs);
+    if serde::Serialize::serialize(&document, &mut serializer).is_err() {
         return OPENAPI.to_vec();
-    };
+    }
     body.push(b'\n');
     body
 }
