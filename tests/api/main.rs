@@ -34,3 +34,4 @@ mod simple_rest;
 mod storage;
 mod testers;
 mod wire;
+mod word_size;
