@@ -24,7 +24,10 @@
 # - without DATA_FILE, the start-up summary says to set DATA_FILE;
 # - the volume recipe of docs/containers.md works as written there (a
 #   host directory, --user, no sudo), and a directory the image's user may
-#   not write stops it with its uid and the chown that fixes it.
+#   not write stops it with its uid and the chown that fixes it;
+# - the arm64 image (scripts/container.sh --arm64) is labelled
+#   linux/arm64 and, run under emulation (qemu-user through
+#   binfmt_misc), answers /healthz and a POST and stops with exit status 0.
 #
 # It also prints the image's size, the idle RSS of the server and its
 # start-up time (from `docker run` to the first 200, the median of 3).
@@ -53,7 +56,7 @@ cleanup() {
     set +e
     for name in "${made[@]}"; do docker rm --force --volumes "$name" >/dev/null 2>&1; done
     docker volume rm --force "$volume" >/dev/null 2>&1
-    docker image rm --force "$tag" >/dev/null 2>&1
+    docker image rm --force "$tag" "$tag-arm64" >/dev/null 2>&1
     if [ -n "$dockerd_pid" ]; then
         kill -TERM "$dockerd_pid" 2>/dev/null
         for _ in $(seq 150); do
@@ -393,6 +396,31 @@ docker logs "$refused" 2>&1 | grep -q 'the server runs as uid 65534, gid 65534, 
 ok "a data directory the server may not write: exit 1, naming uid 65534 and the chown of the host's directory"
 docker rm --force --volumes "$refused" >/dev/null
 
+# 8. The arm64 image (scripts/container.sh --arm64), run here under
+#    emulation: qemu-user, which binfmt_misc hands the ARM binary to. It
+#    starts, answers /healthz and a POST, and docker stop (SIGTERM) ends it
+#    with exit status 0.
+scripts/container.sh --arm64 "$tag-arm64" >"$tmp/build-arm64" 2>&1 ||
+    { tail -n 30 "$tmp/build-arm64"; fail "scripts/container.sh --arm64 did not build the image"; }
+arm64_size=$(docker image inspect --format '{{.Size}}' "$tag-arm64")
+[ "$(docker image inspect --format '{{.Os}}/{{.Architecture}}' "$tag-arm64")" = linux/arm64 ] ||
+    fail "the arm64 image says $(docker image inspect --format '{{.Os}}/{{.Architecture}}' "$tag-arm64")"
+ok "the arm64 image builds, for linux/arm64: $arm64_size bytes"
+binfmt aarch64
+count=$((count + 1))
+name=$prefix-arm64
+made+=("$name")
+docker run --detach --platform linux/arm64 --name "$name" --network host -e HOST=127.0.0.1 -e PORT="$port" \
+    --read-only --memory 64m --pids-limit 1100 -e DATA_FILE= "$tag-arm64" >/dev/null 2>"$tmp/run.err" ||
+    { cat "$tmp/run.err"; fail "docker run did not start the arm64 image"; }
+answering "$name"
+[ -n "$(post "written to the arm64 image")" ] || fail "a POST to the arm64 image was not 201" "$name"
+arm64_rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' "/proc/$(server_pid "$name")/status")
+docker stop --time 10 "$name" >/dev/null
+[ "$(exit_code "$name")" = 0 ] || fail "docker stop of the arm64 image: exit status $(exit_code "$name"), not 0" "$name"
+ok "the arm64 image under emulation: /healthz, a POST, docker stop with exit status 0"
+docker rm --force --volumes "$name" >/dev/null
+
 # Start-up time, from `docker run` to the first 200: the median of 3.
 times=()
 for _ in 1 2 3; do
@@ -405,5 +433,6 @@ done
 median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
 
 echo "image: $size bytes; idle: VmRSS $rss, $threads threads (docker stats: $stats)"
+echo "arm64 image: $arm64_size bytes; under qemu-user, after a POST: VmRSS $arm64_rss (qemu's own memory included)"
 echo "start-up, docker run to the first 200: median $median ms (${times[*]} ms)"
 echo "container: $((passed + smoke)) passed, 0 failed"

@@ -33,3 +33,19 @@ start_server() {
         return 1
     fi
 }
+
+# binfmt QEMU: makes the kernel run programs of QEMU's architecture (arm,
+# aarch64) with qemu-user-static, as root: binfmt_misc mounted, and the
+# interpreter that the package registered enabled. qemu-user-static
+# registers with the F flag (the interpreter is opened once, at
+# registration), so it works inside containers too.
+binfmt() {
+    [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    if ! grep -qx enabled "/proc/sys/fs/binfmt_misc/qemu-$1" 2>/dev/null; then
+        update-binfmts --enable "qemu-$1" || update-binfmts --import "qemu-$1"
+    fi
+    grep -qx enabled "/proc/sys/fs/binfmt_misc/qemu-$1" || {
+        echo "binfmt_misc has no qemu-$1: its programs cannot run here" >&2
+        return 1
+    }
+}

@@ -12,8 +12,10 @@
 #   change feed (eventsource for Node, sseclient-py), the abuse suite, how
 #   long a costly list query keeps writes waiting (scripts/listlock.py), the
 #   same list queries against json-server 0.17.4 itself
-#   (scripts/side_by_side.py), the image
-#   built FROM scratch and run under Docker (scripts/container-test.sh), the kill -9
+#   (scripts/side_by_side.py), the server for 64-bit and 32-bit ARM, built
+#   with Debian's packages and the whole of cargo test run on each under
+#   qemu-user (scripts/cross.sh), the image built FROM scratch, amd64 and
+#   arm64, and run under Docker (scripts/container-test.sh), the kill -9
 #   crash test of --data, the data files changed by another program
 #   (scripts/tampered.py), a full disk under --data (as root), the import's
 #   peak memory on a json-server db.json (scripts/loadmem.py), every
@@ -99,7 +101,16 @@ echo "== HTTPS: the tls feature, the smoke test over https"
 scripts/tls.sh | tee "$tmp/tls"
 tls_passed=$(sed -n 's/^tls: \([0-9]*\) passed.*/\1/p' "$tmp/tls")
 
-echo "== the container image: FROM scratch, run with Docker on host networking"
+echo "== ARM: aarch64 and armv7 built with Debian's packages, cargo test under qemu-user"
+cross_passed=0
+for target in aarch64 armv7; do
+    scripts/cross.sh "$target" 2>&1 | tee "$tmp/cross-$target"
+    n=$(sed -n "s/^cross $target: \([0-9]*\) passed.*/\1/p" "$tmp/cross-$target")
+    [ -n "$n" ] || { echo "scripts/cross.sh $target printed no count"; exit 1; }
+    cross_passed=$((cross_passed + n))
+done
+
+echo "== the container image: FROM scratch, amd64 and arm64, run with Docker on host networking"
 scripts/container-test.sh | tee "$tmp/container"
 container_passed=$(sed -n 's/^container: \([0-9]*\) passed.*/\1/p' "$tmp/container")
 
@@ -147,4 +158,4 @@ status=0
 wait "$pid" || status=$?
 [ "$status" -eq 0 ] || { echo "the server exited with $status after SIGTERM:"; cat "$tmp/err"; exit 1; }
 echo "== all checks passed"
-echo "total: $((cargo_passed + smoke_passed + record_passed + proxy_passed + ${clients_passed:-0} + ${side_by_side_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"
+echo "total: $((cargo_passed + cross_passed + smoke_passed + record_passed + proxy_passed + ${clients_passed:-0} + ${side_by_side_passed:-0} + abuse_passed + tls_passed + container_passed + browser_passed + readme_passed)) passed, 0 failed"

@@ -48,9 +48,11 @@ pub enum Slice {
     #[default]
     All,
     /// `_start`/`_end`/`_limit`: from `start`, at most `len` items.
-    Range { start: usize, len: Option<usize> },
+    /// Positions and counts are `u64` as sent, on every target: a 32-bit
+    /// `usize` would refuse a value over 4 GiB that a 64-bit one takes.
+    Range { start: u64, len: Option<u64> },
     /// `_page` and `_limit`: page `page` (from 1) of `limit` items.
-    Page { page: usize, limit: usize },
+    Page { page: u64, limit: u64 },
 }
 
 /// A parsed list query; the default is the plain list, every item by id.
@@ -123,12 +125,16 @@ impl ListQuery {
         start.min(end)..end
     }
 
+    /// The first position and how many, in this machine's `usize`: a
+    /// number past it is past every item, so it saturates.
     fn bounds(&self) -> (usize, Option<usize>) {
-        match self.slice {
+        let (start, len) = match self.slice {
             Slice::All => (0, None),
             Slice::Range { start, len } => (start, len),
             Slice::Page { page, limit } => ((page - 1).saturating_mul(limit), Some(limit)),
-        }
+        };
+        let position = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        (position(start), len.map(position))
     }
 
     /// Whether any `_like` filter runs a regular expression, which costs
@@ -230,8 +236,8 @@ impl ListQuery {
         let Slice::Page { page, limit } = self.slice else {
             return None;
         };
-        let last = total.div_ceil(limit).max(1);
-        let url = |n: usize| {
+        let last = (total as u64).div_ceil(limit).max(1);
+        let url = |n: u64| {
             let mut query = form_urlencoded::Serializer::new(String::new());
             for (name, value) in &self.kept {
                 query.append_pair(name, value);
@@ -270,7 +276,7 @@ pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiE
     let (mut sort, mut order): (Option<String>, Option<String>) = (None, None);
     // React-admin's simple-rest parameters, once one is met.
     let mut dialect: Option<simple_rest::Dialect> = None;
-    let mut numbers: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut numbers: BTreeMap<&'static str, u64> = BTreeMap::new();
     for (sent, value) in pairs {
         if sent.is_empty() && value.is_empty() {
             continue;
@@ -340,15 +346,13 @@ fn field_index<T: Queryable>(name: &str) -> Option<usize> {
 }
 
 /// A non-negative whole number for `_page`, `_limit`, `_start`, `_end`.
-fn count(name: &str, value: &str) -> Result<usize, ApiError> {
-    parse_decimal(value)
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| {
-            bad(
-                name,
-                format!("'{value}' is not a whole number of 0 or more (like 0, 1 or 20)"),
-            )
-        })
+fn count(name: &str, value: &str) -> Result<u64, ApiError> {
+    parse_decimal(value).ok_or_else(|| {
+        bad(
+            name,
+            format!("'{value}' is not a whole number of 0 or more (like 0, 1 or 20)"),
+        )
+    })
 }
 
 fn operand<T: Queryable>(
@@ -448,7 +452,7 @@ fn parse_sort<T: Queryable>(
         .collect()
 }
 
-fn parse_slice(numbers: &BTreeMap<&'static str, usize>) -> Result<Slice, ApiError> {
+fn parse_slice(numbers: &BTreeMap<&'static str, u64>) -> Result<Slice, ApiError> {
     let get = |name| numbers.get(name).copied();
     let (page, limit, start, end) = (get("_page"), get("_limit"), get("_start"), get("_end"));
     // Combined, they count as json-server 0.17 counts them: `_page` before

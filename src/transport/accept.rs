@@ -201,12 +201,15 @@ impl Accepting {
         if self.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
+        // The responses say `Connection: close` before new connections
+        // are refused, so a client refused knows that the answers still
+        // to come close (`tests/api/shutdown.rs`).
+        self.shared.stop();
         // Shutting down a listening socket makes a blocked accept() fail,
         // which ends the accept loop.
         if let Err(err) = self.listener.shutdown(std::net::Shutdown::Read) {
             log::warn!(target: crate::logging::LOG, "cannot shut down the listening socket: {err}");
         }
-        self.shared.stop();
         self.pool.stop();
     }
 

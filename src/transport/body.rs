@@ -57,6 +57,9 @@ use crate::error::ApiError;
 ///   request): [`Framing::error`] refuses them, and the connection closes
 ///   (`tests/api/hardening.rs`, `ambiguous_framing_is_400...`,
 ///   `a_content_length_beyond_64_bits...`);
+/// - it reads `Content-Length` into a `usize`, which on a 32-bit target
+///   holds no more than 4 GiB: [`Framing::length`] is read here instead,
+///   so such a length is 413 on every target (`tests/api/word_size.rs`);
 /// - it decodes `chunked` after any other transfer coding (`gzip,
 ///   chunked`) as if there were none: 501, as RFC 9112 section 6.1 asks
 ///   of a coding the server does not implement;
@@ -72,7 +75,7 @@ pub(crate) struct Framing {
     pub expect: bool,
     /// `Connection: upgrade`.
     pub upgrade: bool,
-    /// The `Content-Length`, as tiny_http parsed it.
+    /// The `Content-Length`, when it is plain digits that fit in 64 bits.
     pub length: Option<u64>,
     /// The client asked to close the connection after this response, or
     /// speaks HTTP/1.0 without asking for keep-alive, or offered an upgrade
@@ -97,10 +100,7 @@ impl Framing {
             chunked: field(request, "Transfer-Encoding").is_some(),
             expect: field(request, "Expect").is_some(),
             upgrade,
-            length: request
-                .body_length()
-                .map(u64::try_from)
-                .and_then(Result::ok),
+            length: field(request, "Content-Length").and_then(content_length),
             close: close || upgrade || (http_10 && !keep_alive_10),
             keep_alive_10,
         }
@@ -143,6 +143,15 @@ impl Framing {
                     ),
                 });
             }
+            // RFC 9112 section 6.3: both fields "ought to be handled as an
+            // error". tiny_http refuses them itself, except when it could
+            // not read the Content-Length into a `usize` (over 4 GiB on a
+            // 32-bit target): then it would decode the chunked body.
+            if self.length_field {
+                return Some(ApiError::bad_request(
+                    "ambiguous message framing: both Content-Length and Transfer-Encoding",
+                ));
+            }
             if self.upgrade {
                 return Some(ApiError::BadRequest {
                     detail: "a chunked body with Connection: upgrade is not supported".into(),
@@ -164,6 +173,16 @@ impl Framing {
             "ambiguous message framing: Content-Length '{length}' {why}"
         )))
     }
+}
+
+/// A `Content-Length` value as a number of octets (RFC 9112 section 6.2:
+/// `1*DIGIT`). Read here into a `u64` rather than taken from tiny_http,
+/// which reads it into a `usize`: on a 32-bit target a length over 4 GiB
+/// does not fit one, and must still be refused as too large for
+/// `--max-body-bytes` (413), as on a 64-bit one, not as unreadable framing.
+fn content_length(value: &str) -> Option<u64> {
+    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    if digits { value.parse().ok() } else { None }
 }
 
 /// A header field's first value (tiny_http's `Headers` finds only the

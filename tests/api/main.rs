@@ -40,3 +40,4 @@ mod storage;
 mod testers;
 mod turns;
 mod wire;
+mod word_size;

@@ -93,6 +93,15 @@ fn sigterm_answers_half_sent_bodies_and_delayed_requests_then_exits_0() {
 
     let stopped = Instant::now();
     sigterm(&child, &mut log);
+    // The signal is logged just before the server stops: wait until it
+    // refuses connections, which it does once its answers say close (under
+    // emulation, on a loaded machine, that can be a while).
+    for _ in 0..500 {
+        if TcpStream::connect(server.0).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     for (stream, rest) in &mut halves {
         stream.write_all(rest).unwrap();
     }

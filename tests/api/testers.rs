@@ -79,9 +79,12 @@ fn a_reset_is_durable() {
     assert_eq!(code, Some(0), "{log}");
 }
 
-/// With 2 workers, 100 requests each delayed by a second all finish in
-/// about a second, and an undelayed request meanwhile is not held up.
-/// (The bounds are loose; `scripts/bench.py` measures the real figures.)
+/// With 2 workers, 100 requests each delayed by 5 s all finish in about
+/// 5 s, and an undelayed request meanwhile waits for none of them. The
+/// delay is long so that the bounds hold on a loaded machine and under
+/// emulation (`scripts/cross.sh`): held workers would take 250 s, and the
+/// undelayed request at least 5 s. `scripts/bench.py` measures the real
+/// figures.
 #[test]
 fn delayed_requests_do_not_hold_workers() {
     let server = TestServer::start();
@@ -91,7 +94,7 @@ fn delayed_requests_do_not_hold_workers() {
         .map(|_| {
             let mut stream = server.connect();
             stream
-                .write_all(b"GET /api/todos/1?_delay=1000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                .write_all(b"GET /api/todos/1?_delay=5000 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
                 .expect("send");
             stream
         })
@@ -106,12 +109,12 @@ fn delayed_requests_do_not_hold_workers() {
     }
     let all = started.elapsed();
     assert!(
-        quick < Duration::from_millis(800),
+        quick < Duration::from_secs(4),
         "undelayed request took {quick:?}"
     );
-    assert!(all >= Duration::from_millis(1000), "{all:?}");
+    assert!(all >= Duration::from_secs(5), "{all:?}");
     assert!(
-        all < Duration::from_secs(5),
+        all < Duration::from_secs(20),
         "100 delayed requests took {all:?}"
     );
 }

@@ -56,7 +56,7 @@ impl Dialect {
         self,
         query: &mut ListQuery,
         (sort, order): (Option<String>, Option<String>),
-        numbers: &BTreeMap<&'static str, usize>,
+        numbers: &BTreeMap<&'static str, u64>,
     ) -> Result<(), ApiError> {
         query.simple_rest = true;
         if let Some(value) = &self.filter {
@@ -164,14 +164,14 @@ fn sort<T: Queryable>(value: &str) -> Result<(usize, bool), ApiError> {
     Ok((index, descending))
 }
 
-/// `range=[first,last]`: positions from 0, both included. `None` for a
-/// `last` past every position this machine can count, which is no limit.
-fn range(value: &str) -> Result<(usize, Option<usize>), ApiError> {
+/// `range=[first,last]`: positions from 0, both included. `None` for
+/// `[0,18446744073709551615]`, whose count does not fit in 64 bits, which
+/// is no limit.
+fn range(value: &str) -> Result<(u64, Option<u64>), ApiError> {
     let hint = "send the first and last positions, from 0, as a JSON array: range=[0,9]";
     let parsed = serde_json::from_str::<Value>(value).ok();
-    let position = |v: &Value| v.as_u64().and_then(|n| usize::try_from(n).ok());
     let (first, last) = match parsed.as_ref().and_then(Value::as_array).map(Vec::as_slice) {
-        Some([first, last]) => match (position(first), last.as_u64()) {
+        Some([first, last]) => match (first.as_u64(), last.as_u64()) {
             (Some(first), Some(last)) => (first, last),
             _ => {
                 return Err(hinted(
@@ -189,18 +189,14 @@ fn range(value: &str) -> Result<(usize, Option<usize>), ApiError> {
             ));
         }
     };
-    if last < first as u64 {
+    if last < first {
         return Err(hinted(
             "range",
             format!("the last position ({last}) is before the first ({first})"),
             hint,
         ));
     }
-    // How many: last - first + 1, which may not fit in a usize.
-    let len = usize::try_from(last - first as u64)
-        .ok()
-        .and_then(|n| n.checked_add(1));
-    Ok((first, len))
+    Ok((first, (last - first).checked_add(1)))
 }
 
 /// `filter={...}`: each member as a query parameter's name and its values
