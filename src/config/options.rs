@@ -61,7 +61,7 @@ Limits:
   --max-subscribers N  clients of /api/events at once (64) [MAX_SUBSCRIBERS]
   --events-kept N      events kept for /api/events (1024) [EVENTS_KEPT]
   --read-timeout S     seconds a client may stay silent (30) [READ_TIMEOUT]
-  --write-timeout S    seconds one write may block (30) [WRITE_TIMEOUT]
+  --write-timeout S    seconds a response may take to send (30) [WRITE_TIMEOUT]
   --keep-alive-timeout S  seconds an idle connection is kept (30)
                        [KEEP_ALIVE_TIMEOUT]
 Logs and HTTPS:
