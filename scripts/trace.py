@@ -94,7 +94,7 @@ LIMITS = {
     "GET /api/todos/1": (50, 9),
     "POST /api/todos": (90, 10),
     "GET /api/todos?_page=1&_limit=5": (76, 14),
-    "PATCH /api/todos/1": (88, 10),
+    "PATCH /api/todos/1": (90, 10),
 }
 GOALS = {"GET /api/todos?_page=1&_limit=5": (60, 9), "PATCH /api/todos/1": (60, 9)}
 # The body a request is traced with, when not the small valid item.
