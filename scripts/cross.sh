@@ -130,7 +130,7 @@ binfmt "$qemu"
 # listening line. Under qemu-user the figure is qemu's process, the
 # emulator's own memory included: a real ARM machine shows less.
 dir=$(mktemp -d)
-trap 'kill "$SERVER_PID" 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$dir"' EXIT
 SERVER_BIN=$binary start_server "$dir" --log-level warn
 sleep 1
 rss=$(sed -n 's/^VmRSS:[[:space:]]*//p' "/proc/$SERVER_PID/status")
