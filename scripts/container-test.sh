@@ -6,7 +6,7 @@
 #
 # - scripts/container.sh without an engine exits 1 at once, saying how to
 #   start one;
-# - the image builds (scripts/container.sh) and is under 3 MB; it runs as
+# - the image builds (scripts/container.sh) and is under 3.5 MB; it runs as
 #   65534:65534, declares /data a volume and has a health check;
 # - scripts/smoke.sh passes against the running container;
 # - the server's process runs as uid and gid 65534 (/proc/PID/status), on a
@@ -116,9 +116,9 @@ echo "docker: $(docker version --format 'client {{.Client.Version}}, engine {{.S
 scripts/container.sh "$tag" >"$tmp/build" 2>&1 || { cat "$tmp/build"; fail "scripts/container.sh did not build the image"; }
 ok "the image builds (scripts/container.sh)"
 size=$(docker image inspect --format '{{.Size}}' "$tag")
-[ "$size" -lt 3000000 ] || fail "the image is $size bytes, not under 3 MB"
+[ "$size" -lt 3500000 ] || fail "the image is $size bytes, not under 3.5 MB"
 # In the unit people see: `docker images` counts 1 MB as 1,000,000 bytes.
-ok "the image is under 3 MB: $(docker image ls --format '{{.Size}}' "$tag") as docker images prints it, $size bytes"
+ok "the image is under 3.5 MB: $(docker image ls --format '{{.Size}}' "$tag") as docker images prints it, $size bytes"
 config=$(docker image inspect --format '{{.Config.User}} {{json .Config.Volumes}} {{json .Config.Healthcheck.Test}}' "$tag")
 [ "$config" = '65534:65534 {"/data":{}} ["CMD","/usr/local/bin/widgets-todos","healthcheck"]' ] ||
     fail "the image's user, volume and health check: $config"
