@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,10 +21,18 @@ pub(crate) fn run(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 /// Starts the binary with `args` and `env` (and nothing else in its
 /// environment) and returns it with the address from its listening line.
 pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
+    spawn_in(Path::new("."), args, env)
+}
+
+/// [`spawn`] in the directory `dir`, so that a relative path such as
+/// `db.json` is the file there. A start that fails panics with the
+/// arguments and what the binary said on stderr.
+pub(crate) fn spawn_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(args)
         .env_clear()
         .envs(env.iter().copied())
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -32,12 +41,13 @@ pub(crate) fn spawn(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (child, addr)
+    let Some(addr) = line.trim().strip_prefix("listening on http://") else {
+        let code = child.wait().unwrap().code();
+        let mut stderr = String::new();
+        let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+        panic!("{args:?} {env:?}: first line {line:?}, exit {code:?}, stderr {stderr}");
+    };
+    (child, addr.to_string())
 }
 
 /// [`spawn`] without environment, with a client for the address.
@@ -358,29 +368,8 @@ fn a_flag_wins_and_its_variable_is_not_read() {
     ];
     for (args, env, status) in cases {
         let args: Vec<&str> = args.iter().copied().chain(["--port", "0"]).collect();
-        let mut child = Command::new(BIN)
-            .args(&args)
-            .env_clear()
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn binary");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let Some(addr) = line.trim().strip_prefix("listening on http://") else {
-            let code = child.wait().unwrap().code();
-            let mut err = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            panic!("{args:?} {env:?} did not start: exit {code:?}: {err}");
-        };
+        let (child, addr) = spawn(&args, env);
+        let addr = addr.as_str();
         let answer = get(addr, "/api");
         assert!(answer.starts_with(status), "{args:?} {env:?}: {answer}");
         kill_9(child);

@@ -6,7 +6,7 @@
 use serde_json::json;
 use widgets_todos::config::{Config, Secret};
 
-use crate::support::{Response, TestServer, config, error_fields, problem};
+use crate::support::{Response, TestServer, config, error_fields, ids, problem};
 
 /// What Firefox sends when you type a URL.
 const BROWSER: &str =
@@ -20,16 +20,6 @@ fn todos() -> TestServer {
         server.create("/api/todos", &body.to_string());
     }
     server
-}
-
-fn ids(response: &Response) -> Vec<u64> {
-    assert_eq!(response.status, 200, "{}", response.text());
-    let items = response.json();
-    let items = items.as_array().expect("a JSON array");
-    items
-        .iter()
-        .map(|item| item["id"].as_u64().unwrap())
-        .collect()
 }
 
 fn hint(response: &Response, status: u16) -> String {

@@ -4,12 +4,9 @@
 //! argument, and `json-server.json`; and what `--read-only`, `--delay`,
 //! `--quiet` and an address of every interface do.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli::{BIN, get, stop_with};
+use crate::cli::{get, spawn_in, stop_with};
 use crate::support::{Remote, TempDir, TestServer, config, problem};
 
 /// A json-server `db.json` of todos, as its README's example keeps them.
@@ -19,30 +16,6 @@ const DB: &str = r#"{
     { "id": 2, "userId": 1, "title": "Walk the dog", "completed": true }
   ]
 }"#;
-
-/// Starts the binary in `dir` (so that `db.json` is the file there, as
-/// a json-server command line names it) and returns it with the address
-/// of its listening line.
-fn spawn_in(dir: &Path, args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .env_clear()
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn binary");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let Some(addr) = line.trim().strip_prefix("listening on http://") else {
-        let mut stderr = String::new();
-        let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
-        panic!("{args:?}: first line {line:?}, stderr {stderr}");
-    };
-    (child, addr.to_string())
-}
 
 /// A directory holding the json-server `db.json` of [`DB`].
 fn with_db(name: &str) -> TempDir {
@@ -82,7 +55,7 @@ fn a_json_server_command_line_runs_as_it_is() {
             "db.json",
         ],
     ] {
-        let (child, addr) = spawn_in(&dir.0, args);
+        let (child, addr) = spawn_in(&dir.0, args, &[]);
         let todos = get(&addr, "/api/todos");
         assert!(todos.starts_with("HTTP/1.1 200"), "{args:?}: {todos}");
         assert!(
@@ -107,12 +80,12 @@ fn a_json_server_config_file_sets_the_port() {
         .port();
     let file = format!(r#"{{"port": {port}, "watch": true, "delay": 0, "readOnly": false}}"#);
     std::fs::write(dir.join("json-server.json"), file).unwrap();
-    let (child, addr) = spawn_in(&dir.0, &["-c", "json-server.json", "db.json"]);
+    let (child, addr) = spawn_in(&dir.0, &["-c", "json-server.json", "db.json"], &[]);
     assert_eq!(addr, format!("127.0.0.1:{port}"));
     assert!(get(&addr, "/api/todos/1").contains("Buy milk"));
     stop_with(child, "-TERM");
 
-    let (child, addr) = spawn_in(&dir.0, &["--config", "json-server.json", "-p", "0"]);
+    let (child, addr) = spawn_in(&dir.0, &["--config", "json-server.json", "-p", "0"], &[]);
     assert_ne!(addr, format!("127.0.0.1:{port}"), "the flag wins");
     stop_with(child, "-TERM");
 }
@@ -209,7 +182,7 @@ fn read_only_serves_reads_and_refuses_writes() {
 #[test]
 fn delay_holds_each_api_response() {
     let dir = with_db("json-server-delay");
-    let (child, addr) = spawn_in(&dir.0, &["-d", "200", "-p", "0", "db.json"]);
+    let (child, addr) = spawn_in(&dir.0, &["-d", "200", "-p", "0", "db.json"], &[]);
     for path in ["/api/todos", "/api/todos/1"] {
         let started = Instant::now();
         assert!(get(&addr, path).starts_with("HTTP/1.1 200"));

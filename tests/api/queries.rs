@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier};
 
 use serde_json::{Value, json};
 
-use crate::support::{Response, TestServer, problem};
+use crate::support::{Response, TestServer, ids, problem};
 
 /// Twelve todos: user 1 to 3 in turn, every third completed, titles that
 /// mention milk now and then.
@@ -23,17 +23,6 @@ fn todos() -> TestServer {
         server.create("/api/todos", &body.to_string());
     }
     server
-}
-
-fn ids(response: &Response) -> Vec<u64> {
-    assert_eq!(response.status, 200, "{}", response.text());
-    response
-        .json()
-        .as_array()
-        .expect("a JSON array")
-        .iter()
-        .map(|item| item["id"].as_u64().expect("an id"))
-        .collect()
 }
 
 fn total(response: &Response) -> usize {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use widgets_todos::model::generate::Spec;
 
-use crate::support::{self, Response, TestServer, problem};
+use crate::support::{self, Response, TestServer, ids, problem};
 
 /// Eight todos whose titles a pattern can tell apart.
 fn todos() -> TestServer {
@@ -29,16 +29,6 @@ fn todos() -> TestServer {
         server.create("/api/todos", &body.to_string());
     }
     server
-}
-
-fn ids(response: &Response) -> Vec<u64> {
-    assert_eq!(response.status, 200, "{}", response.text());
-    let items = response.json();
-    let items = items.as_array().expect("a JSON array");
-    items
-        .iter()
-        .map(|item| item["id"].as_u64().expect("an id"))
-        .collect()
 }
 
 fn detail(response: &Response) -> String {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{Response, TestServer, problem};
+use crate::support::{TestServer, ids, problem};
 
 /// Six todos: users 1, 2, 3 in turn, the even ones completed.
 fn todos() -> TestServer {
@@ -24,16 +24,6 @@ fn url(params: &[(&str, &str)]) -> String {
         query.append_pair(name, value);
     }
     format!("/api/todos?{}", query.finish())
-}
-
-fn ids(response: &Response) -> Vec<u64> {
-    assert_eq!(response.status, 200, "{}", response.text());
-    let items = response.json();
-    let items = items.as_array().expect("a JSON array").clone();
-    items
-        .iter()
-        .map(|item| item["id"].as_u64().unwrap())
-        .collect()
 }
 
 #[test]

@@ -454,3 +454,14 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// The ids of a 200 list response, in its order.
+pub fn ids(response: &Response) -> Vec<u64> {
+    assert_eq!(response.status, 200, "{}", response.text());
+    let items = response.json();
+    let items = items.as_array().expect("a JSON array");
+    items
+        .iter()
+        .map(|item| item["id"].as_u64().expect("an id"))
+        .collect()
+}
