@@ -55,7 +55,7 @@ The check (--check). src/lib.rs's doc comment has a section `# Read the
 code`. In it, a paragraph (not a list item) that names a request in
 backquotes, `` `GET /api/todos/1` ``, opens that request's list, up to
 the next paragraph that names one; each item of the list (`1.`, `-`)
-that starts with backquoted paths of src/, `` `transport/mod.rs`: ... ``
+that starts with backquoted paths of src/, `` `transport.rs`: ... ``
 or `` `store/items.rs`, `store/list.rs`: ... ``, adds them to it. Other
 prose, other backquotes and code blocks are ignored. Every request the
 section names is traced on the defaults (a request of BODIES with its

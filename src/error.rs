@@ -106,7 +106,7 @@ pub enum ApiError {
     /// 501: the request needs something this server does not implement (a
     /// transfer coding other than chunked, RFC 9112 section 6.1).
     NotImplemented { detail: String },
-    /// Any error status (`config/faults.rs` says which), asked for with
+    /// Any error status (`config/fault_settings.rs` says which), asked for with
     /// `_status` or given by `--fail-rate`, with `--faults` on: nothing was
     /// read or changed (`app/faults.rs`).
     OnPurpose { status: u16, detail: String },
@@ -232,9 +232,9 @@ impl fmt::Display for ApiError {
 // (RFC 9112 section 4) and a problem document's `title`. Besides the few
 // the handlers send, every client and server error status of IANA's HTTP
 // Status Code Registry (RFC 9110 section 16.2.1) is here, because
-// `_status` (with `--faults`) may ask for any of them (`config/faults.rs`
+// `_status` (with `--faults`) may ask for any of them (`config/fault_settings.rs`
 // says which). The statuses of a request that succeeds are in
-// `http/mod.rs`'s `status_text`.
+// `http.rs`'s `status_text`.
 
 /// The status code and reason phrase of the error `status`; `None` for a
 /// status not in the table, 418 and 510 among them, which the registry

@@ -24,17 +24,17 @@
 //! |---|---|
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
-//! | `transport/` | connections and bytes; the only code that names the HTTP library. `mod.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
-//! | `app/` | `mod.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
-//! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `query.rs`: the query string; `prefer.rs`: `Prefer` (RFC 7240); `form.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
+//! | `transport/` | connections and bytes; the only code that names the HTTP library. `transport.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
+//! | `app/` | `app.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query_check.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
+//! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `prefer.rs`: `Prefer` (RFC 7240); `urlencoded.rs`: the query string and form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, `query/filter.rs`: its filters (values in a set, `_like` patterns), and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `mod.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
-//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `faults.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
+//! | `store/` | `store.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
+//! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `fault_settings.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases; `lock`, the one place a lock is taken and a poisoned one taken back |
 //! | `health.rs` | what the transport tells `/healthz` |
 //! | `logging.rs` | the log's target at `info` and above: the program's name, not a module's path |
 //! | `healthcheck.rs` | `widgets-todos healthcheck`: a minimal client that asks a running server's `/healthz` |
-//! | `import/` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out. `mod.rs`: the file read and written, its collections; `items.rs`: each item converted, checked and given an id; `report.rs`: what was done, counted and said |
+//! | `import/` | `widgets-todos import`: a json-server `db.json` made into a data file, with a report of what was left out. `import.rs`: the file read and written, its collections; `convert.rs`: each item converted, checked and given an id; `report.rs`: what was done, counted and said |
 //!
 //! # Read the code
 //!
@@ -58,15 +58,15 @@
 //! 3. `transport/body.rs`: the head checked (`Framing`), the body's
 //!    reader made (`BodyReader`), and the response written by one
 //!    deadline (`write_all`);
-//! 4. `http/mod.rs`: [`http::Request`] (method, path, query, `Accept`) and
+//! 4. `http.rs`: [`http::Request`] (method, path, query, `Accept`) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
 //! 5. `error.rs`: [`error::lock`], the one place a lock is taken (the
 //!    turn's, then the store's);
-//! 6. `app/mod.rs`: [`app::App`]'s `handle`; the routing table, `target`
+//! 6. `app.rs`: [`app::App`]'s `handle`; the routing table, `target`
 //!    (the resource the path names) then `route` (the method); `check`'s
 //!    checks in order; `dispatch`, and `get`;
-//! 7. `model/mod.rs`: the id, read from the path (`parse_decimal`);
-//! 8. `store/mod.rs`: [`store::Store::get`] locks the collection and takes
+//! 7. `model.rs`: the id, read from the path (`parse_decimal`);
+//! 8. `store.rs`: [`store::Store::get`] locks the collection and takes
 //!    the item's JSON and `ETag`, made once by [`store::render`];
 //! 9. `app/cors.rs`: the CORS header fields every response gets.
 //!
@@ -75,12 +75,12 @@
 //! 1. `transport/connection.rs`, `transport/capacity.rs`,
 //!    `transport/body.rs`: as for the GET, and the body's reader
 //!    (`BodyReader`), which the handler reads;
-//! 2. `http/mod.rs`: the body read, up to its limit, and decoded from JSON
+//! 2. `http.rs`: the body read, up to its limit, and decoded from JSON
 //!    into fields; the 201 encoded;
-//! 3. `app/mod.rs`: the routing table, the checks, and `create`;
-//! 4. `model/mod.rs`: the fields checked (`Validator`) into a new
+//! 3. `app.rs`: the routing table, the checks, and `create`;
+//! 4. `model.rs`: the fields checked (`Validator`) into a new
 //!    [`model::Todo`], which serde's derive serializes;
-//! 5. `store/mod.rs`, `error.rs`: [`store::Store::create`] gives it the
+//! 5. `store.rs`, `error.rs`: [`store::Store::create`] gives it the
 //!    next id and keeps its JSON and `ETag`, under one lock;
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
@@ -88,16 +88,16 @@
 //! A `GET /api/todos?_page=1&_limit=5` runs fourteen:
 //!
 //! 1. `transport/connection.rs`, `transport/capacity.rs`,
-//!    `transport/body.rs`, `http/mod.rs`: as for the GET of one todo;
-//! 2. `app/mod.rs`: the routing table, the checks, and `list`, which adds
+//!    `transport/body.rs`, `http.rs`: as for the GET of one todo;
+//! 2. `app.rs`: the routing table, the checks, and `list`, which adds
 //!    `X-Total-Count` and `Link`;
-//! 3. `app/query.rs`, `http/query.rs`: the query string decoded once into
+//! 3. `app/query_check.rs`, `http/urlencoded.rs`: the query string decoded once into
 //!    name and value pairs (`Query::decode`, `query_pairs`), then checked
 //!    as a list query (`check_query`);
-//! 4. `model/query.rs`, `model/mod.rs`: the list query parsed (`parse`),
+//! 4. `model/query.rs`, `model.rs`: the list query parsed (`parse`),
 //!    run over the items, and the page's `Link` (`Content-Range` only in
 //!    react-admin's dialect, `model/query/simple_rest.rs`);
-//! 5. `store/list.rs`, `store/mod.rs`, `store/items.rs`, `error.rs`:
+//! 5. `store/list.rs`, `store.rs`, `store/items.rs`, `error.rs`:
 //!    [`store::Store::list`] takes the page under the collection's lock,
 //!    and renders it;
 //! 6. `app/cors.rs`: as for the GET.
@@ -105,19 +105,19 @@
 //! A `PATCH /api/todos/1` runs ten:
 //!
 //! 1. `transport/connection.rs`, `transport/capacity.rs`,
-//!    `transport/body.rs`, `http/mod.rs`: as for the POST, the body read
+//!    `transport/body.rs`, `http.rs`: as for the POST, the body read
 //!    and decoded;
-//! 2. `app/mod.rs`: the routing table, the checks, the id, and `update`,
+//! 2. `app.rs`: the routing table, the checks, the id, and `update`,
 //!    with `If-Match` checked under the lock (`precondition`);
-//! 3. `model/mod.rs`: the fields checked (`Validator`) into a patch, then
+//! 3. `model.rs`: the fields checked (`Validator`) into a patch, then
 //!    applied to a copy of the item;
-//! 4. `store/mod.rs`, `store/items.rs`, `error.rs`:
+//! 4. `store.rs`, `store/items.rs`, `error.rs`:
 //!    [`store::Store::update`] changes the item under one lock;
 //! 5. `app/cors.rs`: as for the GET.
 //!
 //! With `--data`, `store/journal.rs` writes its record too; with
 //! `--log-level info` (the default), `transport/access_log.rs` writes the
-//! access line. The module comment of `transport/mod.rs` says which
+//! access line. The module comment of `transport.rs` says which
 //! defect of the HTTP library each piece around the normal path works
 //! around; `docs/learn.md` reads the trace line by line.
 

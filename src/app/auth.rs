@@ -1,4 +1,4 @@
-//! Check 1 of `mod.rs`: with `--auth-token`, the bearer token (RFC 6750)
+//! Check 1 of `app.rs`: with `--auth-token`, the bearer token (RFC 6750)
 //! that `/api`, and `/_admin` with the request log on, ask of every request.
 
 use super::{App, Target};

@@ -3,11 +3,11 @@
 //! for an error with `_status=503`, or for a dropped connection with
 //! `_fault=close`; `--fail-rate P` fails that share of requests by itself
 //! with `--fail-status`, the same requests on every run with the same
-//! `--seed`. The settings are read and checked in `config/faults.rs`.
+//! `--seed`. The settings are read and checked in `config/fault_settings.rs`.
 //!
 //! Only the collections, their items and the change feed fail, and never a CORS preflight
 //! (a browser would report a failed preflight as a network error, not as
-//! the status its script asked for). `App::check` (`mod.rs`, check 2)
+//! the status its script asked for). `App::check` (`app.rs`, check 2)
 //! calls [`Faults::check`] for them after the bearer token and before the
 //! id, the method, the query, the body or the store is looked at: a
 //! request failed on purpose has read and changed nothing. `/`, `/api`,
@@ -33,7 +33,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::config::faults::{DEFAULT_FAILURE, Failure, FaultSettings, Rate, status};
+use crate::config::fault_settings::{DEFAULT_FAILURE, Failure, FaultSettings, Rate, status};
 use crate::error::ApiError;
 use crate::http::Response;
 use crate::model::generate::SplitMix64;

@@ -15,12 +15,12 @@
 //! every collection of its file), the hint names the two there are.
 //!
 //! A path served, but not with this method, is 405 (check 4 of
-//! `mod.rs`); its hint says when the configuration is why.
+//! `app.rs`); its hint says when the configuration is why.
 
 use std::sync::Arc;
 
 use super::openapi::Served;
-use super::query::Query;
+use super::query_check::Query;
 use super::{App, Target, not_modified};
 use crate::error::ApiError;
 use crate::http::{Body, JSON, Method, Request, Response, prefers_html};

@@ -7,7 +7,7 @@ use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Config, MAX_DELAY_MS, Secret, faults};
+use super::{Config, MAX_DELAY_MS, Secret, fault_settings};
 use crate::model::generate::parse_spec;
 
 /// `--help`: every option, what it does, its default and its variable,
@@ -307,7 +307,7 @@ pub(super) const OPTS: &[Opt] = &[
         flag: "--fail-rate",
         env: "FAIL_RATE",
         set: |c, v| {
-            c.faults.rate = Some(faults::rate(v)?);
+            c.faults.rate = Some(fault_settings::rate(v)?);
             Ok(())
         },
     },
@@ -346,7 +346,7 @@ pub(super) const OPTS: &[Opt] = &[
         flag: "--fail-status",
         env: "FAIL_STATUS",
         set: |c, v| {
-            c.faults.status = Some(faults::failure(v)?);
+            c.faults.status = Some(fault_settings::failure(v)?);
             Ok(())
         },
     },

@@ -34,7 +34,7 @@
 //! If a flush fails, every later write is refused (503), the file is cut
 //! back to its last durable record, and each waiting writer gets the error;
 //! the store then takes back in memory every change not on disk (see
-//! `store/mod.rs`).
+//! `store.rs`).
 //!
 //! # Compaction
 //!

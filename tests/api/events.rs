@@ -547,7 +547,7 @@ fn the_token_cors_faults_and_the_request_log_apply_to_the_feed() {
     let server = TestServer::with_config(Config {
         auth_token: Some(widgets_todos::config::Secret::new("s3cret")),
         cors: widgets_todos::config::Cors::Origins(vec!["http://localhost:3000".into()]),
-        faults: widgets_todos::config::faults::FaultSettings {
+        faults: widgets_todos::config::fault_settings::FaultSettings {
             on: true,
             ..Default::default()
         },

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use widgets_todos::config::Config;
-use widgets_todos::config::faults::{Failure, FaultSettings, Rate};
+use widgets_todos::config::fault_settings::{Failure, FaultSettings, Rate};
 
 use crate::cli::{check_refused, spawn, stop_with};
 use crate::support::{Response, TestServer, config, problem, read_responses, read_to_close};

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use widgets_todos::app::OPENAPI;
-use widgets_todos::config::faults::FaultSettings;
+use widgets_todos::config::fault_settings::FaultSettings;
 use widgets_todos::config::{Config, Secret};
 
 use crate::support::{TestServer, config, problem};

@@ -662,7 +662,7 @@ fn data_files_that_are_symbolic_links_are_followed() {
 /// every write fails with ENOSPC, as on a full disk): the write gets 503 and
 /// changes nothing, in memory either, whatever kind of write it was; writes
 /// stay refused; and nothing of it comes back after a restart. (A unit test
-/// in `src/store/tests.rs` covers several writes sharing the failed flush.)
+/// in `src/store_tests.rs` covers several writes sharing the failed flush.)
 #[test]
 fn a_failed_journal_write_changes_nothing() {
     assert!(

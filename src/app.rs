@@ -75,16 +75,16 @@ mod events;
 mod faults;
 mod index;
 mod openapi;
-mod query;
+mod query_check;
 mod record;
 
-use query::Query;
+use query_check::Query;
 
 pub use cors::EXPOSED;
 
 /// The OpenAPI 3.1 document describing this API with every feature on;
 /// `openapi.rs` makes the one served.
-pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
+pub const OPENAPI: &[u8] = include_bytes!("app/openapi.json");
 
 /// The application: the store, and the options that change what it does.
 pub struct App {
@@ -111,7 +111,7 @@ pub struct Options {
     pub delay: Duration,
     pub auth_token: Option<Secret>,
     pub cors: Cors,
-    pub faults: config::faults::FaultSettings,
+    pub faults: config::fault_settings::FaultSettings,
     pub seed: u64,
     pub record: Option<usize>,
     pub max_subscribers: usize,
@@ -624,4 +624,5 @@ fn missing<T: Stored>(id: u64) -> ApiError {
 }
 
 #[cfg(test)]
+#[path = "app_tests.rs"]
 mod tests;

@@ -475,7 +475,7 @@ fn words(text: &str, flag: bool) -> std::collections::BTreeSet<String> {
 /// the flags and variables that `--help` names, so neither can drift.
 #[test]
 fn the_configuration_page_lists_what_help_lists() {
-    let page = include_str!("../../docs/configuration.md");
+    let page = include_str!("../docs/configuration.md");
     let rows: Vec<&str> = page
         .lines()
         .skip_while(|l| !l.starts_with("| flag | env |"))

@@ -22,7 +22,7 @@ use std::time::Duration;
 use crate::model::generate::Spec;
 
 mod commands;
-pub mod faults;
+pub mod fault_settings;
 mod file;
 mod hints;
 mod modes;
@@ -80,7 +80,7 @@ pub struct Config {
     /// `--record N`: keep the last N requests for `/_admin/requests`.
     pub record: Option<usize>,
     /// `--faults`, `--fail-rate`, `--fail-status`: failure on purpose.
-    pub faults: faults::FaultSettings,
+    pub faults: fault_settings::FaultSettings,
     /// `--watch`, `-w`: load an edit of the data file made by another program.
     pub watch: bool,
     /// `--read-only`, `--ro`: only reads; every write is refused (405).
@@ -136,7 +136,7 @@ impl Default for Config {
             generate: None,
             seed: 0,
             record: None,
-            faults: faults::FaultSettings::default(),
+            faults: fault_settings::FaultSettings::default(),
             watch: false,
             read_only: false,
             quiet: false,
@@ -409,7 +409,7 @@ pub fn parse(
         }
     }
     check_generate(&config)?;
-    faults::check(&config, &given)?;
+    fault_settings::check(&config, &given)?;
     let explicit_threads = given.iter().any(|setting| setting.opt.flag == "--threads");
     if config.data.is_some() && !explicit_threads {
         // A durable write waits for the disk in its worker; the more writers
@@ -556,4 +556,5 @@ fn same_setting(given: &Opt, opt: &Opt) -> bool {
 pub const DURABLE_THREADS: usize = 16;
 
 #[cfg(test)]
+#[path = "config_tests.rs"]
 mod tests;

@@ -586,4 +586,5 @@ impl Shared {
 }
 
 #[cfg(test)]
+#[path = "store_tests.rs"]
 mod tests;

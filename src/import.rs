@@ -5,7 +5,7 @@
 //! collections with fixed fields. The import keeps `todos` and `widgets`,
 //! converts what has one meaning here, holds every item to the rules of a
 //! create, and reports, per collection and field, what it left out and
-//! why (`items.rs`, `report.rs`). Nothing in the input is dropped without
+//! why (`convert.rs`, `report.rs`). Nothing in the input is dropped without
 //! a word: a name given twice at the top is refused, since JSON leaves its
 //! meaning open (RFC 8259, section 4) and json-server would keep only the
 //! last; an item that names a field twice is left out, as a `POST` of it
@@ -19,7 +19,7 @@
 //! in turn, so the import holds the file and the items it keeps, and
 //! little else. The data file is written straight to disk.
 
-mod items;
+mod convert;
 mod report;
 
 use std::collections::HashSet;
@@ -32,7 +32,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::model::{Resource, Todo, Widget};
-use items::Imported;
+use convert::Imported;
 use report::counted;
 
 /// A failed import, and the exit status it deserves.
@@ -116,7 +116,7 @@ fn import<T: Resource>(
         report.push(format!("{name}: none in {from}"));
         return Ok(Vec::new());
     };
-    let Imported { items, lines } = items::collection::<T>(raw)
+    let Imported { items, lines } = convert::collection::<T>(raw)
         .map_err(|err| Failed(format!("{from}: {name}: not valid JSON: {err}")))?;
     report.extend(lines);
     Ok(items)
@@ -230,38 +230,5 @@ fn write_to(file: File, widgets: &[Widget], todos: &[Todo]) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_top_level_is_read_member_by_member_and_a_name_given_twice_is_refused() {
-        let db = read(br#"{"posts": [1, 2], "todos": [], "profile": {"a": 1}, "n": 5}"#);
-        let Ok(db) = db else {
-            panic!("not read");
-        };
-        assert_eq!(db.todos.map(RawValue::get), Some("[]"));
-        assert!(db.widgets.is_none());
-        let shapes: Vec<String> = db
-            .others
-            .iter()
-            .map(|(name, value)| format!("{name} ({})", shape(value)))
-            .collect();
-        assert_eq!(
-            shapes,
-            [
-                "posts (2 items)",
-                "profile (an object)",
-                "n (a single value)"
-            ]
-        );
-
-        let twice = read(b"{\"todos\": [],\n \"posts\": [], \"todos\": []}").err();
-        assert!(twice.is_some_and(|why| why.starts_with(
-            ": \"todos\" is given more than once (the second at line 2): JSON leaves open"
-        )));
-        let not_an_object = read(b"[1, 2]").err();
-        assert!(not_an_object.is_some_and(|why| why.contains("should be an object")));
-        let cut_short = read(b"{\"todos\": [").err();
-        assert!(cut_short.is_some_and(|why| why.starts_with(" is not valid JSON")));
-    }
-}
+#[path = "import_tests.rs"]
+mod tests;

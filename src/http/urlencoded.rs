@@ -1,6 +1,11 @@
-//! The query of a request target, decoded into name and value pairs.
+//! `application/x-www-form-urlencoded` (the WHATWG URL standard, section
+//! 5), the encoding of a request target's query and of form bodies (what
+//! an HTML form and `curl -d` send): name and value pairs joined by `&`,
+//! `+` for a space and `%XX` for a byte.
 
+use super::invalid_utf8;
 use crate::error::ApiError;
+use crate::model::{Fields, Input};
 
 /// The parameters of a query, in order, decoded as
 /// `application/x-www-form-urlencoded` (the WHATWG URL standard, section 5:
@@ -32,7 +37,7 @@ pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
 /// Decodes one name or value: `+` is a space and `%XX` the byte with hex
 /// value XX. Every `%` must start such an escape, and the bytes must be
 /// UTF-8.
-pub(crate) fn percent_decode(part: &str) -> Result<String, &'static str> {
+fn percent_decode(part: &str) -> Result<String, &'static str> {
     let bytes = part.as_bytes();
     let mut decoded = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -60,4 +65,46 @@ pub(crate) fn percent_decode(part: &str) -> Result<String, &'static str> {
         }
     }
     String::from_utf8(decoded).map_err(|_| "the decoded text is not UTF-8")
+}
+
+/// Decodes an `application/x-www-form-urlencoded` body (WHATWG URL
+/// standard, section 5). Stricter than the standard's lenient parser:
+/// every pair needs `=` and a name, every `%` two hex digits, and the
+/// decoded text must be UTF-8. A body that looks like JSON gets a hint:
+/// that is what `curl -d '{...}'` sends without `-H`.
+pub fn decode_form(body: &[u8]) -> Result<Fields, ApiError> {
+    let text = std::str::from_utf8(body).map_err(invalid_utf8)?;
+    if text.trim_start().starts_with(['{', '[']) {
+        return Err(ApiError::BadRequest {
+            detail: "the body looks like JSON but is labelled application/x-www-form-urlencoded"
+                .into(),
+            hint: Some("send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')".into()),
+        });
+    }
+    let mut fields = Vec::new();
+    for (index, pair) in text.split('&').enumerate() {
+        let malformed = |why: &str| {
+            ApiError::bad_request(format!("malformed form body: pair {}{why}", index + 1))
+        };
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(malformed(&format!(" ('{pair}') has no '='")));
+        };
+        if name.is_empty() {
+            return Err(malformed(" has no name"));
+        }
+        let name = percent_decode(name).map_err(|why| malformed(&format!(": {why}")))?;
+        let value = percent_decode(value).map_err(|why| malformed(&format!(": {why}")))?;
+        fields.push((name, Input::Text(value)));
+    }
+    Ok(fields)
+}
+
+/// Whether a body is `name=value` pairs joined by `&`, names being letters,
+/// digits and `_-.[]%`: a form body, not JSON.
+pub(super) fn looks_like_form(text: &str) -> bool {
+    let name_byte = |b: u8| b.is_ascii_alphanumeric() || b"_-.[]%".contains(&b);
+    text.trim_end().split('&').all(|pair| {
+        pair.split_once('=')
+            .is_some_and(|(name, _)| !name.is_empty() && name.bytes().all(name_byte))
+    })
 }

@@ -64,8 +64,6 @@ pub mod capacity;
 mod connection;
 mod sockets;
 mod stream;
-#[cfg(test)]
-mod tests;
 mod unread;
 
 use std::io;
@@ -212,3 +210,7 @@ impl Server {
 
 /// The transport's locks are taken with the crate's one helper.
 pub(crate) use crate::error::lock;
+
+#[cfg(test)]
+#[path = "transport_tests.rs"]
+mod tests;

@@ -242,7 +242,7 @@ fn listed_origins_are_reflected_others_get_nothing() {
 fn only_the_routing_table_reads_paths() {
     /// The routing table: `target` and `App::route`. It also writes the
     /// paths of `Location` and `Link`.
-    const TABLE: &str = "app/mod.rs";
+    const TABLE: &str = "app.rs";
     /// Files that write paths into text, and why.
     const TEXT: &[(&str, &str)] = &[
         (
@@ -290,4 +290,59 @@ fn only_the_routing_table_reads_paths() {
         "paths read outside the routing table (src/{TABLE}):\n{}",
         found.join("\n")
     );
+}
+
+/// Every file of `src/` has a name of its own, so that a name in a comment,
+/// a log line or a trace points at one file. Unit tests are placed one way:
+/// those of `name.rs` are `name_tests.rs` beside it, declared at its end as
+/// `#[cfg(test)] #[path = "name_tests.rs"] mod tests;`, a child module that
+/// sees what the file keeps private.
+#[test]
+fn no_two_files_of_src_share_a_name_and_unit_tests_sit_beside_their_file() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![src.clone()];
+    let mut seen: std::collections::HashMap<String, std::path::PathBuf> = Default::default();
+    let mut wrong = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if let Some(other) = seen.insert(name.clone(), path.clone()) {
+                wrong.push(format!(
+                    "{} and {} share a name",
+                    other.display(),
+                    path.display()
+                ));
+            }
+            let Some(stem) = name.strip_suffix(".rs") else {
+                continue;
+            };
+            if let Some(owner) = stem.strip_suffix("_tests") {
+                if !dir.join(format!("{owner}.rs")).exists() {
+                    wrong.push(format!("{}: no {owner}.rs beside it", path.display()));
+                }
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let declared = format!("#[cfg(test)]\n#[path = \"{stem}_tests.rs\"]\nmod tests;\n");
+            let tested = text.contains("mod tests");
+            if tested && (!text.ends_with(&declared) || text.matches("mod tests").count() > 1) {
+                wrong.push(format!(
+                    "{}: unit tests other than one `mod tests` at its end, in {stem}_tests.rs",
+                    path.display()
+                ));
+            }
+            if tested != dir.join(format!("{stem}_tests.rs")).exists() {
+                wrong.push(format!(
+                    "{}: {stem}_tests.rs and its declaration disagree",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -12,12 +12,12 @@
 //!   `Prefer` (`prefer.rs`, RFC 7240).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document
-//!   (`problem.rs`). Form bodies are decoded in `form.rs`; the
+//!   (`problem.rs`). Form bodies and the query are decoded in `urlencoded.rs`; the
 //!   preconditions `If-Match` and `If-None-Match` are read in
 //!   `conditional.rs`.
 //!
 //! Nothing here knows about sockets or the HTTP library, so all of it can
-//! be tested with byte strings (`tests.rs`).
+//! be tested with byte strings (`http_tests.rs`).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -32,16 +32,14 @@ use crate::error::{ApiError, FieldError};
 use crate::model::{Fields, Members, json_reason};
 
 pub mod conditional;
-mod form;
 mod negotiation;
 pub mod prefer;
 mod problem;
-mod query;
-pub use form::decode_form;
+mod urlencoded;
 pub use negotiation::{accepts_json, admits, names, prefers_html};
 pub(crate) use problem::instance_member;
-pub(crate) use query::percent_decode;
-pub use query::query_pairs;
+pub use urlencoded::decode_form;
+pub use urlencoded::query_pairs;
 
 /// The methods this server tells apart; everything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -335,7 +333,7 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
     );
     // The reverse of the mistake `decode_form` catches: `curl -H
     // 'Content-Type: application/json' -d 'title=x&userId=1'`.
-    let hint = form::looks_like_form(text).then(|| {
+    let hint = urlencoded::looks_like_form(text).then(|| {
         "the body looks like a form (name=value&...): send it with Content-Type: \
          application/x-www-form-urlencoded, or send JSON such as {\"title\": \"x\", \"userId\": 1}"
             .to_string()
@@ -545,4 +543,5 @@ pub(crate) fn reason_phrase(status: u16) -> &'static str {
 }
 
 #[cfg(test)]
+#[path = "http_tests.rs"]
 mod tests;

@@ -578,4 +578,5 @@ pub(crate) fn text_rule(text: &str, max: usize) -> Result<(), String> {
 }
 
 #[cfg(test)]
+#[path = "model_tests.rs"]
 mod tests;
