@@ -16,8 +16,8 @@
 //!
 //! # Codemap
 //!
-//! The folders are the request's path; each depends only on those below it
-//! in this table. This is the project's one codemap: docs/code.md
+//! The folders are the request's path, from the edge to the core; which
+//! imports which is drawn in docs/code.md. This is the project's one codemap: docs/code.md
 //! ("Read the code") points here.
 //!
 //! | path | owns |
