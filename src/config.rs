@@ -300,15 +300,17 @@ impl Given<'_> {
 
     /// Stores the value in `config`, or says what was wrong with it.
     fn apply(&self, config: &mut Config) -> Result<(), ConfigError> {
-        (self.opt.set)(config, &self.value).map_err(|expected| ConfigError::BadValue {
-            source: if self.by_flag {
-                self.opt.flag.to_string()
-            } else {
-                format!("environment variable {}", self.opt.env)
-            },
-            value: shown(self.opt, self.value.clone()),
-            expected,
-        })
+        self.opt
+            .set(config, &self.value)
+            .map_err(|expected| ConfigError::BadValue {
+                source: if self.by_flag {
+                    self.opt.flag.to_string()
+                } else {
+                    format!("environment variable {}", self.opt.env)
+                },
+                value: shown(self.opt, self.value.clone()),
+                expected,
+            })
     }
 }
 

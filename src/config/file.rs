@@ -54,11 +54,12 @@ pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
             ))
         })?;
         // Checked now, so that the message names the key and the file.
-        (opt.set)(&mut Config::default(), &value).map_err(|expected| ConfigError::BadValue {
-            source: format!("\"{key}\" in {path}"),
-            value: shown(opt, value.clone()),
-            expected,
-        })?;
+        opt.set(&mut Config::default(), &value)
+            .map_err(|expected| ConfigError::BadValue {
+                source: format!("\"{key}\" in {path}"),
+                value: shown(opt, value.clone()),
+                expected,
+            })?;
         given.push(Given {
             opt,
             value,

@@ -78,279 +78,160 @@ Exit status 2: a bad option or value; 1: a busy port or bad data.";
 /// The largest `--record N`.
 pub const MAX_RECORD: usize = 100_000;
 
-/// One option: flag, environment variable, and how to store its value.
+/// One option: its flag and its environment variable. What it takes and
+/// how its value is stored is [`Opt::set`].
 pub(super) struct Opt {
     pub flag: &'static str,
     pub env: &'static str,
-    pub set: fn(&mut Config, &str) -> Result<(), &'static str>,
 }
 
+/// Every option, in the order `--help` groups them.
 pub(super) const OPTS: &[Opt] = &[
-    Opt {
-        flag: "--host",
-        env: "HOST",
-        set: |c, v| {
-            c.host = host(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--port",
-        env: "PORT",
-        set: |c, v| {
-            c.port = number(v, 0, u16::MAX as usize).ok_or("a port from 0 to 65535")? as u16;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--threads",
-        env: "THREADS",
-        set: |c, v| {
-            c.threads = number(v, 1, 1024).ok_or("a whole number from 1 to 1024")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--max-body-bytes",
-        env: "MAX_BODY_BYTES",
-        set: |c, v| {
-            c.max_body_bytes =
-                number(v, 1, 1 << 30).ok_or("a whole number of bytes from 1 to 1073741824")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--max-items",
-        env: "MAX_ITEMS",
-        set: |c, v| {
-            c.max_items = number(v, 0, 100_000_000).ok_or("a whole number from 0 to 100000000")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--log-level",
-        env: "LOG_LEVEL",
-        set: |c, v| {
-            c.log_level = v
-                .parse()
-                .map_err(|_| "one of off, error, warn, info, debug, trace")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--read-timeout",
-        env: "READ_TIMEOUT",
-        set: |c, v| {
-            c.read_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--data",
-        env: "DATA_FILE",
-        set: |c, v| {
-            if v.trim().is_empty() {
-                return Err("a file path");
+    Opt::new("--host", "HOST"),
+    Opt::new("--port", "PORT"),
+    Opt::new("--threads", "THREADS"),
+    Opt::new("--max-body-bytes", "MAX_BODY_BYTES"),
+    Opt::new("--max-items", "MAX_ITEMS"),
+    Opt::new("--log-level", "LOG_LEVEL"),
+    Opt::new("--read-timeout", "READ_TIMEOUT"),
+    Opt::new("--data", "DATA_FILE"),
+    Opt::new("--cors-origin", "CORS_ORIGINS"),
+    Opt::new("--no-cors", "NO_CORS"),
+    Opt::new("--allow-reset", "ALLOW_RESET"),
+    Opt::new("--delay", "DELAY"),
+    Opt::new("--auth-token", "AUTH_TOKEN"),
+    Opt::new("--auth-token-file", "AUTH_TOKEN_FILE"),
+    Opt::new("--tls-cert", "TLS_CERT"),
+    Opt::new("--tls-key", "TLS_KEY"),
+    Opt::new("--max-connections", "MAX_CONNECTIONS"),
+    Opt::new("--max-subscribers", "MAX_SUBSCRIBERS"),
+    Opt::new("--events-kept", "EVENTS_KEPT"),
+    Opt::new("--keep-alive-timeout", "KEEP_ALIVE_TIMEOUT"),
+    Opt::new("--write-timeout", "WRITE_TIMEOUT"),
+    Opt::new("--generate", "GENERATE"),
+    Opt::new("--seed", "SEED"),
+    Opt::new("--record", "RECORD"),
+    Opt::new("--faults", "FAULTS"),
+    Opt::new("--fail-rate", "FAIL_RATE"),
+    Opt::new("--watch", "WATCH"),
+    Opt::new("--read-only", "READ_ONLY"),
+    Opt::new("--quiet", "QUIET"),
+    Opt::new("--config", "CONFIG_FILE"),
+    Opt::new("--fail-status", "FAIL_STATUS"),
+];
+
+impl Opt {
+    const fn new(flag: &'static str, env: &'static str) -> Opt {
+        Opt { flag, env }
+    }
+
+    /// Checks a value of this option and stores it in `c`; the error says
+    /// what was expected.
+    pub fn set(&self, c: &mut Config, v: &str) -> Result<(), &'static str> {
+        match self.flag {
+            "--host" => c.host = host(v)?,
+            "--port" => {
+                c.port = number(v, 0, u16::MAX as usize).ok_or("a port from 0 to 65535")? as u16
             }
-            c.data = Some(PathBuf::from(v));
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--cors-origin",
-        env: "CORS_ORIGINS",
-        set: |c, v| {
-            const EXPECTED: &str = "origins like http://localhost:3000, comma-separated";
-            for origin in v.split(',') {
-                let origin = parse_origin(origin).ok_or(EXPECTED)?;
-                match &mut c.cors {
-                    Cors::Origins(origins) => origins.push(origin),
-                    _ => c.cors = Cors::Origins(vec![origin]),
+            "--threads" => c.threads = number(v, 1, 1024).ok_or("a whole number from 1 to 1024")?,
+            "--max-body-bytes" => {
+                c.max_body_bytes =
+                    number(v, 1, 1 << 30).ok_or("a whole number of bytes from 1 to 1073741824")?
+            }
+            "--max-items" => {
+                c.max_items =
+                    number(v, 0, 100_000_000).ok_or("a whole number from 0 to 100000000")?
+            }
+            "--log-level" => {
+                c.log_level = v
+                    .parse()
+                    .map_err(|_| "one of off, error, warn, info, debug, trace")?
+            }
+            "--read-timeout" => {
+                c.read_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?
+            }
+            "--data" => {
+                if v.trim().is_empty() {
+                    return Err("a file path");
+                }
+                c.data = Some(PathBuf::from(v));
+            }
+            "--cors-origin" => {
+                const EXPECTED: &str = "origins like http://localhost:3000, comma-separated";
+                for origin in v.split(',') {
+                    let origin = parse_origin(origin).ok_or(EXPECTED)?;
+                    match &mut c.cors {
+                        Cors::Origins(origins) => origins.push(origin),
+                        _ => c.cors = Cors::Origins(vec![origin]),
+                    }
                 }
             }
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--no-cors",
-        env: "NO_CORS",
-        set: |c, v| {
-            if switch(v)? {
-                c.cors = Cors::Off;
+            "--no-cors" => {
+                if switch(v)? {
+                    c.cors = Cors::Off;
+                }
             }
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--allow-reset",
-        env: "ALLOW_RESET",
-        set: |c, v| {
-            c.allow_reset = switch(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--delay",
-        env: "DELAY",
-        set: |c, v| {
-            let ms = number(v, 0, MAX_DELAY_MS as usize).ok_or("milliseconds from 0 to 10000")?;
-            c.delay = Duration::from_millis(ms as u64);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--auth-token",
-        env: "AUTH_TOKEN",
-        set: |c, v| {
-            c.auth_token = Some(token(v)?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--auth-token-file",
-        env: "AUTH_TOKEN_FILE",
-        set: |c, v| {
-            c.auth_token = Some(token_file(v)?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--tls-cert",
-        env: "TLS_CERT",
-        set: |c, v| tls_file(c, v, true),
-    },
-    Opt {
-        flag: "--tls-key",
-        env: "TLS_KEY",
-        set: |c, v| tls_file(c, v, false),
-    },
-    Opt {
-        flag: "--max-connections",
-        env: "MAX_CONNECTIONS",
-        set: |c, v| {
-            c.max_connections =
-                Some(number(v, 1, 1_000_000).ok_or("a whole number from 1 to 1000000")?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--max-subscribers",
-        env: "MAX_SUBSCRIBERS",
-        set: |c, v| {
-            c.max_subscribers = number(v, 0, 100_000).ok_or("a whole number from 0 to 100000")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--events-kept",
-        env: "EVENTS_KEPT",
-        set: |c, v| {
-            c.events_kept = Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--keep-alive-timeout",
-        env: "KEEP_ALIVE_TIMEOUT",
-        set: |c, v| {
-            c.keep_alive_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--write-timeout",
-        env: "WRITE_TIMEOUT",
-        set: |c, v| {
-            c.write_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--generate",
-        env: "GENERATE",
-        set: |c, v| {
-            c.generate = Some(parse_spec(v)?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--seed",
-        env: "SEED",
-        set: |c, v| {
-            let v = v.trim();
-            c.seed = v
-                .parse()
-                .ok()
-                .filter(|_| v.bytes().all(|b| b.is_ascii_digit()))
-                .ok_or("a whole number from 0 to 18446744073709551615")?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--record",
-        env: "RECORD",
-        set: |c, v| {
-            c.record =
-                Some(number(v, 1, MAX_RECORD).ok_or("a number of requests from 1 to 100000")?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--faults",
-        env: "FAULTS",
-        set: |c, v| {
-            c.faults.on = switch(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--fail-rate",
-        env: "FAIL_RATE",
-        set: |c, v| {
-            c.faults.rate = Some(fault_settings::rate(v)?);
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--watch",
-        env: "WATCH",
-        set: |c, v| {
-            c.watch = switch(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--read-only",
-        env: "READ_ONLY",
-        set: |c, v| {
-            c.read_only = switch(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--quiet",
-        env: "QUIET",
-        set: |c, v| {
-            c.quiet = switch(v)?;
-            Ok(())
-        },
-    },
-    Opt {
-        flag: "--config",
-        env: "CONFIG_FILE",
-        // Read by `parse` before any option is applied: each key of the
-        // file is given as its option (`file.rs`).
-        set: |_, _| Ok(()),
-    },
-    Opt {
-        flag: "--fail-status",
-        env: "FAIL_STATUS",
-        set: |c, v| {
-            c.faults.status = Some(fault_settings::failure(v)?);
-            Ok(())
-        },
-    },
-];
+            "--allow-reset" => c.allow_reset = switch(v)?,
+            "--delay" => {
+                let ms =
+                    number(v, 0, MAX_DELAY_MS as usize).ok_or("milliseconds from 0 to 10000")?;
+                c.delay = Duration::from_millis(ms as u64);
+            }
+            "--auth-token" => c.auth_token = Some(token(v)?),
+            "--auth-token-file" => c.auth_token = Some(token_file(v)?),
+            "--tls-cert" => return tls_file(c, v, true),
+            "--tls-key" => return tls_file(c, v, false),
+            "--max-connections" => {
+                c.max_connections =
+                    Some(number(v, 1, 1_000_000).ok_or("a whole number from 1 to 1000000")?)
+            }
+            "--max-subscribers" => {
+                c.max_subscribers =
+                    number(v, 0, 100_000).ok_or("a whole number from 0 to 100000")?
+            }
+            "--events-kept" => {
+                c.events_kept =
+                    Some(number(v, 1, 100_000).ok_or("a whole number from 1 to 100000")?)
+            }
+            "--keep-alive-timeout" => {
+                c.keep_alive_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?
+            }
+            "--write-timeout" => {
+                c.write_timeout = seconds(v).ok_or("whole seconds from 1 to 3600")?
+            }
+            "--generate" => c.generate = Some(parse_spec(v)?),
+            "--seed" => {
+                let v = v.trim();
+                c.seed = v
+                    .parse()
+                    .ok()
+                    .filter(|_| v.bytes().all(|b| b.is_ascii_digit()))
+                    .ok_or("a whole number from 0 to 18446744073709551615")?;
+            }
+            "--record" => {
+                c.record =
+                    Some(number(v, 1, MAX_RECORD).ok_or("a number of requests from 1 to 100000")?)
+            }
+            "--faults" => c.faults.on = switch(v)?,
+            "--fail-rate" => c.faults.rate = Some(fault_settings::rate(v)?),
+            "--watch" => c.watch = switch(v)?,
+            "--read-only" => c.read_only = switch(v)?,
+            "--quiet" => c.quiet = switch(v)?,
+            // Read by `parse` before any option is applied: each key of the
+            // file is given as its option (`file.rs`).
+            "--config" => {}
+            "--fail-status" => c.faults.status = Some(fault_settings::failure(v)?),
+            other => unreachable!("{other} is not in OPTS"),
+        }
+        Ok(())
+    }
+
+    /// Whether the flag takes a value (`--port 8080`) or is a switch
+    /// (`--no-cors`).
+    pub fn takes_value(&self) -> bool {
+        !SWITCHES.contains(&self.flag)
+    }
+}
 
 /// The options that are switches: the flag alone turns them on, and their
 /// variable takes [`switch`]'s words.
@@ -376,14 +257,6 @@ pub(super) const ALIASES: &[(&str, &str)] = &[
     ("-q", "--quiet"),
     ("-c", "--config"),
 ];
-
-impl Opt {
-    /// Whether the flag takes a value (`--port 8080`) or is a switch
-    /// (`--no-cors`).
-    pub fn takes_value(&self) -> bool {
-        !SWITCHES.contains(&self.flag)
-    }
-}
 
 /// A switch's value: `1`, `true`, `yes` or `0`, `false`, `no`, in any case.
 /// Anything else, the empty string included, is refused rather than read
