@@ -45,6 +45,8 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use tiny_http::HeaderFieldValue;
+
 use super::connection::{Turn, Turns};
 use crate::error::ApiError;
 
@@ -83,41 +85,48 @@ pub(crate) struct Framing {
     pub close: bool,
     /// HTTP/1.0 with `Connection: keep-alive`: said back in the response.
     pub keep_alive_10: bool,
+    /// Reading the body means waiting on the client. tiny_http reads a
+    /// body of up to 1024 bytes before it hands the request over, unless
+    /// the client waits for `100 Continue` or offers an upgrade; anything
+    /// else comes off the socket as it is read.
+    pub slow: bool,
 }
 
 impl Framing {
     pub fn of(request: &tiny_http::Request) -> Framing {
+        let headers = request.headers();
         let http_10 = *request.http_version() == tiny_http::HTTPVersion(1, 0);
         let (mut upgrade, mut close, mut keep_alive) = (false, false, false);
-        if let Some(connection) = field(request, "Connection") {
+        if let Some(connection) = headers.get("Connection") {
+            let connection = connection.as_str();
             upgrade = has_token(connection, "upgrade");
             close = has_token(connection, "close");
             keep_alive = has_token(connection, "keep-alive");
         }
         let keep_alive_10 = http_10 && keep_alive && !close;
+        let length_field = headers.get("Content-Length");
+        let length = length_field
+            .map(HeaderFieldValue::as_str)
+            .and_then(content_length);
+        let chunked = headers.get("Transfer-Encoding").is_some();
+        let expect = headers.get("Expect").is_some();
         Framing {
-            length_field: field(request, "Content-Length").is_some(),
-            chunked: field(request, "Transfer-Encoding").is_some(),
-            expect: field(request, "Expect").is_some(),
+            length_field: length_field.is_some(),
+            chunked,
+            expect,
             upgrade,
-            length: field(request, "Content-Length").and_then(content_length),
+            length,
             close: close || upgrade || (http_10 && !keep_alive_10),
             keep_alive_10,
+            slow: chunked || expect || upgrade || matches!(length, Some(n) if n > 1024),
         }
-    }
-
-    /// Whether reading the body means waiting on the client. tiny_http
-    /// reads a body of up to 1024 bytes before it hands the request over,
-    /// unless the client waits for `100 Continue` or offers an upgrade;
-    /// anything else comes off the socket as it is read.
-    pub fn arrives_slowly(self) -> bool {
-        self.chunked || self.expect || self.upgrade || matches!(self.length, Some(n) if n > 1024)
     }
 
     /// Framing or a head that tiny_http would serve as something it is
     /// not; see the type's comment.
     pub fn error(self, request: &tiny_http::Request) -> Option<ApiError> {
-        let host = field(request, "Host");
+        let headers = request.headers();
+        let host = headers.get("Host");
         let http_11 = *request.http_version() == tiny_http::HTTPVersion(1, 1);
         if http_11 && host.is_none() {
             return Some(ApiError::BadRequest {
@@ -135,7 +144,8 @@ impl Framing {
                 "{framing}more than one {name} header"
             )));
         }
-        if let Some(coding) = field(request, "Transfer-Encoding") {
+        if let Some(coding) = headers.get("Transfer-Encoding") {
+            let coding = coding.as_str();
             if !coding.trim().eq_ignore_ascii_case("chunked") {
                 return Some(ApiError::NotImplemented {
                     detail: format!(
@@ -161,7 +171,7 @@ impl Framing {
                 });
             }
         }
-        let length = field(request, "Content-Length")?;
+        let length = headers.get("Content-Length")?.as_str();
         let why = if length.is_empty() || !length.as_bytes().iter().all(u8::is_ascii_digit) {
             "is not a number"
         } else if self.length.is_none() {
@@ -181,17 +191,8 @@ impl Framing {
 /// does not fit one, and must still be refused as too large for
 /// `--max-body-bytes` (413), as on a 64-bit one, not as unreadable framing.
 fn content_length(value: &str) -> Option<u64> {
-    let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
+    let digits = !value.is_empty() && value.as_bytes().iter().all(u8::is_ascii_digit);
     if digits { value.parse().ok() } else { None }
-}
-
-/// A header field's first value (tiny_http's `Headers` finds only the
-/// first).
-pub(super) fn field<'a>(request: &'a tiny_http::Request, name: &str) -> Option<&'a str> {
-    match request.headers().get(name) {
-        Some(value) => Some(value.as_str()),
-        None => None,
-    }
 }
 
 /// Which of `Host` (when `host`, it is there), `Content-Length` and
@@ -256,7 +257,7 @@ pub(crate) struct BodyReader<'a, 't> {
     /// the body's end (an upgrade offer).
     left: Option<u64>,
     /// The request's turn, and the turns to take it again from, when the
-    /// body arrives from the socket as it is read (`Framing::arrives_slowly`).
+    /// body arrives from the socket as it is read (`Framing::slow`).
     turn: Option<(&'a mut Option<Turn<'t>>, &'t Turns)>,
 }
 
@@ -272,33 +273,8 @@ impl<'a, 't> BodyReader<'a, 't> {
             deadline,
             finished: !framing.chunked && framing.length.unwrap_or(0) == 0,
             left: framing.upgrade.then_some(framing.length.unwrap_or(0)),
-            turn: if framing.arrives_slowly() { turn } else { None },
+            turn: if framing.slow { turn } else { None },
         }
-    }
-
-    fn read_from_client(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if Instant::now() > self.deadline {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the body took longer than the read timeout",
-            ));
-        }
-        let room = match self.left {
-            Some(left) => buf.len().min(usize::try_from(left).unwrap_or(usize::MAX)),
-            None => buf.len(),
-        };
-        let n = if room == 0 {
-            0
-        } else {
-            self.request.as_reader().read(&mut buf[..room])?
-        };
-        if let Some(left) = &mut self.left {
-            *left -= n as u64;
-        }
-        if n == 0 && !buf.is_empty() {
-            self.finished = true;
-        }
-        Ok(n)
     }
 }
 
@@ -307,12 +283,36 @@ impl Read for BodyReader<'_, '_> {
         if self.finished {
             return Ok(0);
         }
+        // The body comes from the client: the turn is given back meanwhile.
         if let Some((turn, _)) = &mut self.turn {
             **turn = None;
         }
-        let read = self.read_from_client(buf);
-        if let (Some((turn, turns)), Ok(0) | Err(_)) = (&mut self.turn, &read) {
-            turn.get_or_insert_with(|| turns.take());
+        let room = match self.left {
+            Some(left) => buf.len().min(usize::try_from(left).unwrap_or(usize::MAX)),
+            None => buf.len(),
+        };
+        let read = if Instant::now() > self.deadline {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the body took longer than the read timeout",
+            ))
+        } else if room == 0 {
+            Ok(0)
+        } else {
+            self.request.as_reader().read(&mut buf[..room])
+        };
+        if let Ok(n) = read {
+            if let Some(left) = &mut self.left {
+                *left -= n as u64;
+            }
+            self.finished = n == 0 && !buf.is_empty();
+        }
+        // At the body's end, or when it failed, the handler goes on with a
+        // turn again.
+        if let (Some((turn, turns)), Ok(0) | Err(_)) = (&mut self.turn, &read)
+            && turn.is_none()
+        {
+            **turn = Some(turns.take());
         }
         read
     }

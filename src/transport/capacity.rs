@@ -8,10 +8,10 @@
 //! one closes. So no flood of connections can exhaust the descriptors, and
 //! the memory of the connections is bounded by the cap.
 //!
-//! A connection holds its [`Slot`] until it closes, and the slot's clock
-//! says whether its thread is serving a request or waiting inside the
-//! HTTP library for a request head, and since when. An honest request head comes within moments of its first
-//! byte, and an idle connection is closed after the read timeout; a thread
+//! A connection holds its [`Slot`] until it closes, and the slot says
+//! what its thread is doing ([`Doing`]): serving a request, or waiting
+//! inside the HTTP library for a request head, and since when. An honest
+//! request head comes within moments of its first byte, and an idle connection is closed after the read timeout; a thread
 //! that has been reading one head for far longer is **stuck**: a client
 //! trickling its head a byte at a time (the library has no deadline for a
 //! whole head), or a request line with `HTTP/2.0`, on which the library
@@ -31,8 +31,7 @@
 //! covers it.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::lock;
@@ -59,31 +58,33 @@ pub fn descriptor_limit() -> u64 {
     rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
 }
 
-/// A slot's clock while its connection is serving a request: between the
-/// moment tiny_http hands over a head and the moment the response is
-/// written. Any value below [`CLOSING`] is when the connection's thread
-/// began waiting in tiny_http for the next head (milliseconds since the
-/// server started).
-pub(crate) const SERVING: u64 = u64::MAX;
-
-/// A slot's clock while its connection sends a stream (`/api/events`): it
-/// has no request in flight that the stop should wait for, and it is not
-/// idle.
-pub(crate) const STREAMING: u64 = u64::MAX - 1;
-
-/// A slot's clock once the connection closes: chosen to be closed while
-/// idle (its socket is being shut down), or its last response sent.
-pub(crate) const CLOSING: u64 = u64::MAX - 2;
-
 /// How long the stop waits for a connection that began waiting for a
 /// request head just before it (see [`Capacity::wait_until_idle`]).
 pub const LINGER: Duration = Duration::from_millis(500);
 
+/// What a connection's thread is doing: the thread says so in its
+/// [`Slot`] (`connection.rs`, `stream.rs`, `unread.rs`), and the accept
+/// loop, the watchdog and the stop read it here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Doing {
+    /// Waiting inside tiny_http for a request head, since then. With the
+    /// client's address (known once the connection has answered a
+    /// request), the connection is idle.
+    Reading(Instant, Option<SocketAddr>),
+    /// Serving a request: from the moment tiny_http hands over its head to
+    /// the moment its response is written.
+    Serving,
+    /// Sending a stream (`/api/events`) to this client: no request in
+    /// flight that the stop should wait for, and not idle.
+    Streaming(Option<SocketAddr>),
+    /// Closing: chosen to be closed while idle (its socket is being shut
+    /// down), or its last response sent.
+    Closing,
+}
+
 /// The open connections, at most `max` of them.
 pub struct Capacity {
     max: usize,
-    /// When the server started: slots keep time in milliseconds since.
-    started: Instant,
     open: Mutex<Open>,
     /// Signalled when a slot is freed.
     freed: Condvar,
@@ -91,39 +92,27 @@ pub struct Capacity {
 
 #[derive(Default)]
 struct Open {
-    /// What each slot in use says of its connection (`None` when free).
-    clocks: Vec<Option<Arc<Clock>>>,
-    /// Indexes of free entries in `clocks`.
+    /// What the connection of each slot in use is doing (`None` when free).
+    doings: Vec<Option<Arc<Mutex<Doing>>>>,
+    /// Indexes of free entries in `doings`.
     free: Vec<usize>,
     count: usize,
-}
-
-/// What a slot says of its connection: the connection's thread sets it,
-/// the accept loop, the watchdog and the stop read it.
-#[derive(Default)]
-struct Clock {
-    /// [`SERVING`], [`STREAMING`], [`CLOSING`], or since when the
-    /// connection's thread waits in tiny_http for a request head.
-    state: AtomicU64,
-    /// The client's address, known from the first request's head: what
-    /// `sockets.rs` finds the connection's socket by.
-    peer: OnceLock<SocketAddr>,
 }
 
 /// One open connection's place in the [`Capacity`]; dropping it frees it.
 pub struct Slot {
     capacity: Arc<Capacity>,
     index: usize,
-    clock: Arc<Clock>,
-    /// The capacity's `started`, for the clock.
-    started: Instant,
+    /// What the connection's thread is doing: it sets it, the capacity
+    /// reads it. Its own lock, so that connections never wait on each
+    /// other to say what they do.
+    pub(crate) doing: Arc<Mutex<Doing>>,
 }
 
 impl Capacity {
     pub fn new(max: usize) -> Capacity {
         Capacity {
             max: max.max(1),
-            started: Instant::now(),
             open: Mutex::default(),
             freed: Condvar::new(),
         }
@@ -143,7 +132,7 @@ impl Capacity {
     /// says to stop waiting (checked at least every 100 ms).
     pub fn wait_for_room(&self, give_up: impl Fn() -> bool) -> bool {
         let mut open = lock(&self.open);
-        while open.count >= self.max && !open.clocks.iter().flatten().any(|c| c.idle()) {
+        while open.count >= self.max && !open.doings.iter().flatten().any(|d| idle(d).is_some()) {
             if give_up() {
                 return false;
             }
@@ -160,34 +149,30 @@ impl Capacity {
     /// may exceed the cap only by the connection accepted meanwhile (there
     /// is one accept loop).
     pub fn take(self: &Arc<Self>) -> Slot {
-        let clock = Arc::new(Clock {
-            state: AtomicU64::new(self.now()),
-            peer: OnceLock::new(),
-        });
+        let doing = Arc::new(Mutex::new(Doing::Reading(Instant::now(), None)));
         let mut open = lock(&self.open);
         open.count += 1;
         let index = match open.free.pop() {
             Some(index) => {
-                open.clocks[index] = Some(Arc::clone(&clock));
+                open.doings[index] = Some(Arc::clone(&doing));
                 index
             }
             None => {
-                open.clocks.push(Some(Arc::clone(&clock)));
-                open.clocks.len() - 1
+                open.doings.push(Some(Arc::clone(&doing)));
+                open.doings.len() - 1
             }
         };
         Slot {
             capacity: Arc::clone(self),
             index,
-            clock,
-            started: self.started,
+            doing,
         }
     }
 
     /// How many connections are serving a request now, from its head read
     /// to its response written.
     pub fn serving(&self) -> usize {
-        self.count(|clock| clock == SERVING)
+        self.count(|doing| doing == Doing::Serving)
     }
 
     /// Waits until no connection is serving a request, or until
@@ -201,17 +186,16 @@ impl Capacity {
     /// head arrives just as the stop looks is seen by the second look, a
     /// moment later.
     pub fn wait_until_idle(&self, deadline: Instant) -> bool {
-        let lingering = Instant::now() + LINGER;
-        let recent = self.now().saturating_sub(LINGER.as_millis() as u64);
+        let stop = Instant::now();
+        let recent = |doing| matches!(doing, Doing::Reading(since, _) if stop.saturating_duration_since(since) < LINGER);
         let mut quiet_looks = 0;
         while quiet_looks < 2 {
             let now = Instant::now();
             if now >= deadline {
                 return false;
             }
-            let linger = now < lingering;
-            let waiting = |clock: u64| clock < CLOSING && clock >= recent;
-            if self.count(|clock| clock == SERVING || (linger && waiting(clock))) == 0 {
+            let linger = now < stop + LINGER;
+            if self.count(|doing| doing == Doing::Serving || (linger && recent(doing))) == 0 {
                 quiet_looks += 1;
             } else {
                 quiet_looks = 0;
@@ -224,9 +208,7 @@ impl Capacity {
     /// How many connections have been reading one request head for longer
     /// than `after`.
     pub fn stuck(&self, after: Duration) -> usize {
-        let now = self.now();
-        let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
-        self.count(|since| since < CLOSING && now.saturating_sub(since) > after)
+        self.count(|doing| matches!(doing, Doing::Reading(since, _) if since.elapsed() > after))
     }
 
     /// The idle connection that has waited the longest for its next
@@ -235,13 +217,12 @@ impl Capacity {
     pub fn idlest(&self) -> Option<SocketAddr> {
         let open = lock(&self.open);
         loop {
-            let clock = open
-                .clocks
-                .iter()
-                .flatten()
-                .filter(|clock| clock.idle())
-                .min_by_key(|clock| clock.state.load(Ordering::SeqCst))?;
-            if let Some(peer) = clock.close() {
+            let doings = open.doings.iter().flatten();
+            let idles = doings.filter_map(|doing| Some((idle(doing)?, doing)));
+            let ((since, peer), doing) = idles.min_by_key(|&((since, _), _)| since)?;
+            let mut doing = lock(doing);
+            if *doing == Doing::Reading(since, Some(peer)) {
+                *doing = Doing::Closing;
                 return Some(peer);
             }
             // Its request arrived meanwhile: look again.
@@ -251,93 +232,56 @@ impl Capacity {
     /// The idle connections that have waited longer than `after` for their
     /// next request, marked as closing: their clients' addresses.
     pub fn idle_longer_than(&self, after: Duration) -> Vec<SocketAddr> {
-        let now = self.now();
-        let after = u64::try_from(after.as_millis()).unwrap_or(u64::MAX);
         let open = lock(&self.open);
-        let idle = open.clocks.iter().flatten().filter(|clock| {
-            clock.idle() && now.saturating_sub(clock.state.load(Ordering::SeqCst)) > after
-        });
-        idle.filter_map(|clock| clock.close()).collect()
+        let mut closing = Vec::new();
+        for doing in open.doings.iter().flatten() {
+            let mut doing = lock(doing);
+            if let Doing::Reading(since, Some(peer)) = *doing
+                && since.elapsed() > after
+            {
+                *doing = Doing::Closing;
+                closing.push(peer);
+            }
+        }
+        closing
     }
 
     /// The clients' addresses of the connections sending a stream.
     pub fn streaming(&self) -> Vec<SocketAddr> {
         let open = lock(&self.open);
-        let streams = open.clocks.iter().flatten();
-        let streams = streams.filter(|clock| clock.state.load(Ordering::SeqCst) == STREAMING);
-        streams
-            .filter_map(|clock| clock.peer.get().copied())
+        let doings = open.doings.iter().flatten();
+        doings
+            .filter_map(|doing| match *lock(doing) {
+                Doing::Streaming(peer) => peer,
+                _ => None,
+            })
             .collect()
     }
 
-    /// How many open connections' clocks say `which`.
-    fn count(&self, which: impl Fn(u64) -> bool) -> usize {
+    /// How many open connections are doing `which`.
+    fn count(&self, which: impl Fn(Doing) -> bool) -> usize {
         lock(&self.open)
-            .clocks
+            .doings
             .iter()
             .flatten()
-            .filter(|clock| which(clock.state.load(Ordering::SeqCst)))
+            .filter(|doing| which(*lock(doing)))
             .count()
     }
-
-    fn now(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(CLOSING - 1)
-    }
 }
 
-impl Clock {
-    /// Whether the connection is idle: it has answered a request (its
-    /// client is known) and waits for the next head.
-    fn idle(&self) -> bool {
-        self.state.load(Ordering::SeqCst) < CLOSING && self.peer.get().is_some()
-    }
-
-    /// Marks an idle connection as closing, unless its next request came
-    /// first: its client's address.
-    fn close(&self) -> Option<SocketAddr> {
-        let since = self.state.load(Ordering::SeqCst);
-        let peer = *self.peer.get()?;
-        let swapped = since < CLOSING
-            && self
-                .state
-                .compare_exchange(since, CLOSING, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok();
-        swapped.then_some(peer)
-    }
-}
-
-impl Slot {
-    /// The connection's thread has a request head from `peer`: it serves
-    /// the request.
-    pub(crate) fn serving(&self, peer: Option<SocketAddr>) {
-        self.clock.state.store(SERVING, Ordering::SeqCst);
-        if let Some(peer) = peer {
-            // The same client for every request of a connection.
-            self.clock.peer.get_or_init(|| peer);
-        }
-    }
-
-    /// The connection's thread sends a stream, after the response's head.
-    pub(crate) fn streaming(&self) {
-        self.clock.state.store(STREAMING, Ordering::SeqCst);
-    }
-
-    /// The connection closes after its response.
-    pub(crate) fn closing(&self) {
-        self.clock.state.store(CLOSING, Ordering::SeqCst);
-    }
-
-    /// The connection's thread waits in tiny_http for the next request head.
-    pub(crate) fn waiting(&self) {
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(CLOSING - 1);
-        self.clock.state.store(now, Ordering::SeqCst);
+/// Since when a connection is idle, and its client's address: it has
+/// answered a request and waits for the next head.
+fn idle(doing: &Mutex<Doing>) -> Option<(Instant, SocketAddr)> {
+    match *lock(doing) {
+        Doing::Reading(since, Some(peer)) => Some((since, peer)),
+        _ => None,
     }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut open = lock(&self.capacity.open);
-        open.clocks[self.index] = None;
+        open.doings[self.index] = None;
         open.free.push(self.index);
         open.count -= 1;
         drop(open);

@@ -1,5 +1,14 @@
 use super::*;
 
+/// Says that `slot`'s connection is doing `what`, as its thread does.
+fn set(slot: &Slot, what: Doing) {
+    *lock(&slot.doing) = what;
+}
+
+fn peer(port: u16) -> Option<SocketAddr> {
+    Some(SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
 #[test]
 fn the_default_leaves_room_in_the_descriptor_limit() {
     assert_eq!(default_max(1_048_576), DEFAULT_MAX_CONNECTIONS);
@@ -27,11 +36,11 @@ fn slots_are_counted_reused_and_freed() {
 fn a_slot_reading_a_head_for_too_long_is_stuck() {
     let capacity = Arc::new(Capacity::new(4));
     let (a, b) = (capacity.take(), capacity.take());
-    b.serving(None);
+    set(&b, Doing::Serving);
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(capacity.stuck(Duration::ZERO), 1);
     assert_eq!(capacity.stuck(Duration::from_secs(60)), 0);
-    a.serving(None);
+    set(&a, Doing::Serving);
     assert_eq!(capacity.stuck(Duration::ZERO), 0);
 }
 
@@ -39,10 +48,10 @@ fn a_slot_reading_a_head_for_too_long_is_stuck() {
 fn the_stop_waits_only_for_connections_serving_a_request() {
     let capacity = Arc::new(Capacity::new(4));
     let (_idle, serving) = (capacity.take(), capacity.take());
-    serving.serving(None);
+    set(&serving, Doing::Serving);
     let soon = Instant::now() + Duration::from_millis(100);
     assert!(!capacity.wait_until_idle(soon), "a request is in flight");
-    serving.waiting();
+    set(&serving, Doing::Reading(Instant::now(), None));
     let later = Instant::now() + Duration::from_secs(5);
     assert!(capacity.wait_until_idle(later), "only an idle connection");
 }
@@ -51,12 +60,9 @@ fn the_stop_waits_only_for_connections_serving_a_request() {
 fn the_idlest_connection_is_closed_first_and_once() {
     let capacity = Arc::new(Capacity::new(3));
     let (fresh, older, newer) = (capacity.take(), capacity.take(), capacity.take());
-    let peer = |port| Some(SocketAddr::from(([127, 0, 0, 1], port)));
-    older.serving(peer(1));
-    older.waiting();
+    set(&older, Doing::Reading(Instant::now(), peer(1)));
     std::thread::sleep(Duration::from_millis(20));
-    newer.serving(peer(2));
-    newer.waiting();
+    set(&newer, Doing::Reading(Instant::now(), peer(2)));
     assert!(capacity.wait_for_room(|| true), "full, but one can go");
     assert_eq!(capacity.idlest(), peer(1), "not the one never served");
     assert_eq!(capacity.idlest(), peer(2));
@@ -69,11 +75,9 @@ fn the_idlest_connection_is_closed_first_and_once() {
 fn connections_idle_too_long_are_closed() {
     let capacity = Arc::new(Capacity::new(3));
     let (idle, busy, streaming) = (capacity.take(), capacity.take(), capacity.take());
-    for (slot, port) in [(&idle, 1), (&busy, 2), (&streaming, 3)] {
-        slot.serving(Some(SocketAddr::from(([127, 0, 0, 1], port))));
-    }
-    idle.waiting();
-    streaming.streaming();
+    set(&idle, Doing::Reading(Instant::now(), peer(1)));
+    set(&busy, Doing::Serving);
+    set(&streaming, Doing::Streaming(peer(3)));
     std::thread::sleep(Duration::from_millis(20));
     assert!(
         capacity

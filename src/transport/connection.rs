@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::body::{self, BodyReader, Framing, Room, Unsent, field};
-use super::capacity::Slot;
+use super::body::{self, BodyReader, Framing, Room, Unsent};
+use super::capacity::{Doing, Slot};
 use super::lock;
 use super::{access_log, stream, unread};
 use crate::error::ApiError;
@@ -102,7 +102,9 @@ impl Shared {
 
 /// A connection's thread: reads each request (`requests` is tiny_http's
 /// connection) and serves it, until the client or a response ends the
-/// connection. Returning drops `requests`, which closes it.
+/// connection. Returning drops `requests`, which closes it. The slot says
+/// what the thread is doing, for the accept loop, the watchdog and the
+/// stop (`capacity.rs`).
 pub(crate) fn serve_connection<E: std::fmt::Display>(
     shared: &Shared,
     requests: impl Iterator<Item = Result<tiny_http::Request, E>>,
@@ -118,16 +120,18 @@ pub(crate) fn serve_connection<E: std::fmt::Display>(
                 return;
             }
         };
-        // The slot says "waiting for a head" since it was taken or the last
+        // The slot said "reading a head" since it was taken or the last
         // response was written: tiny_http has just read one.
-        slot.serving(request.remote_addr().copied());
+        let peer = request.remote_addr().copied();
+        *lock(&slot.doing) = Doing::Serving;
         if !serve(shared, request, &slot) {
             // Never idle, nor closed for a newcomer: a refusal's answer may
             // still be written (`unread.rs`).
-            slot.closing();
+            *lock(&slot.doing) = Doing::Closing;
             return;
         }
-        slot.waiting();
+        // Idle: it has answered, and the client's address is known.
+        *lock(&slot.doing) = Doing::Reading(Instant::now(), peer);
     }
 }
 
@@ -145,93 +149,87 @@ fn serve(shared: &Shared, mut incoming: tiny_http::Request, slot: &Arc<Slot>) ->
     let deadline = started + shared.read_timeout;
     let turns = Some((&mut turn, &shared.turns));
     let mut body = BodyReader::new(&mut incoming, framing, deadline, turns);
-    let mut request = Request {
-        method: head.method,
-        method_name: &head.method_name,
-        id: &head.id,
-        target: &head.target,
-        headers: std::mem::take(&mut head.headers),
-        content_length: framing.length,
-        body: &mut body,
-        max_body_bytes: shared.max_body_bytes,
-        body_read: None,
-    };
     // 2. The handler, and the room its response takes while it is sent.
     let was_refused = refused.is_some();
-    let (mut reply, _room) = answer(shared, &mut request, refused);
-    drop(request);
-    let unread = !body.finished && framing.arrives_slowly();
+    let (mut reply, _room) = answer(shared, &mut head, &mut body, framing, refused);
+    let unread = !body.finished && framing.slow;
     reply.identify(head.id.clone());
     // 3. A response held back (`--delay`, `_delay`) waits without its turn.
     if !reply.delay.is_zero() {
         turn = None;
         shared.wait_until(started + reply.delay);
     }
-    // 4. Whether the connection closes after this response: the framing
-    //    was refused, a body was left unread (what follows could pass for
-    //    a request), or one of `closes`.
-    let close = was_refused || unread || closes(shared, framing, &reply);
+    // 4. The connection closes after this response when the head was
+    //    refused or a body left unread (what follows could pass for a
+    //    request), the client asked (`Framing::close`), the server stops,
+    //    the body stopped (408), or the response ends only with the
+    //    connection: no answer (`_fault=close`), or a stream.
+    let close = was_refused
+        || unread
+        || framing.close
+        || shared.stopping.load(Ordering::SeqCst)
+        || reply.status == 408
+        || reply.unanswered
+        || matches!(reply.body, Some((_, Body::Stream(_))));
     let connection = match (close, framing.keep_alive_10) {
         (true, _) => Some("close"),
         (false, true) => Some("keep-alive"),
         (false, false) => None,
     };
-    let date = httpdate::fmt_http_date(SystemTime::now());
-    let head_only = matches!(head.method, Method::Head);
     // 5. The response on the wire, without the turn: a client that reads
-    //    slowly, or sends the rest of a body refused unread, waits alone;
-    //    no answer (`_fault=close`): the socket closes with the connection.
+    //    slowly, sends the rest of a body refused unread, or listens to a
+    //    stream for as long as it likes, waits alone. A large body is
+    //    written after its head, not copied behind it.
+    let head_only = matches!(head.method, Method::Head);
+    let content = reply.body_bytes();
+    let apart = !head_only && content.len() > body::SMALL;
+    let date = httpdate::fmt_http_date(SystemTime::now());
+    let bytes = reply.encode(&date, head_only || apart, connection);
+    drop(turn);
+    let parts = [&bytes[..], if apart { content } else { &[] }];
     let sent = if reply.unanswered {
+        // Nothing written: the socket closes with the connection.
         drop(incoming.into_writer());
         Ok(0)
-    } else if let (Some((_, Body::Stream(body))), false) = (&reply.body, head_only) {
-        let head = reply.encode(&date, true, connection);
-        stream::send(incoming, &head, body, turn, slot, shared.write_timeout)
+    } else if let (Some((_, Body::Stream(stream))), false) = (&reply.body, head_only) {
+        stream::send(incoming, &bytes, stream, slot, shared.write_timeout)
     } else if unread {
-        drop(turn);
-        let ours = reply.encode(&date, false, connection);
-        unread::answer(incoming, &reply, &ours, framing, deadline, shared, slot)
+        unread::answer(incoming, &reply, &parts, framing, deadline, shared, slot)
     } else {
-        // A large body is written after its head, not copied behind it.
-        let body = reply.body_bytes();
-        let apart = !head_only && body.len() > body::SMALL;
-        let bytes = reply.encode(&date, head_only || apart, connection);
-        drop(turn);
-        let parts = [&bytes[..], if apart { body } else { &[] }];
         let due = Instant::now() + shared.write_timeout;
         body::write_all(&mut incoming.into_writer(), &parts, due)
     };
     // 6. One access-log line.
-    match sent {
-        Ok(bytes) if shared.access_log => head.log(&reply, bytes, started),
+    match &sent {
+        Ok(bytes) if shared.access_log => head.log(&reply, *bytes, started),
         Ok(_) => {}
-        Err(err) => {
-            log::debug!("cannot send the response: {err}");
-            return false;
-        }
+        Err(err) => log::debug!("cannot send the response: {err}"),
     }
-    !close
+    sent.is_ok() && !close
 }
 
-/// Whether the connection closes after `reply`: the body stopped (408),
-/// the client asked, the server stops, no answer, or a stream, whose end
-/// is the connection's.
-fn closes(shared: &Shared, framing: Framing, reply: &Response) -> bool {
-    reply.status == 408
-        || framing.close
-        || shared.stopping.load(Ordering::SeqCst)
-        || reply.unanswered
-        || matches!(reply.body, Some((_, Body::Stream(_))))
-}
-
-/// The handler's response to `request` (its panic is a 500), and the room
-/// it takes while it is sent (`body.rs`). A large response that finds no
-/// room is dropped for a 503 that says when to retry.
+/// The handler's response to the request of `head` and `body` (its
+/// panic is a 500; a head `refused` is answered without it), and the room
+/// the response takes while it is sent (`body.rs`). A large response that
+/// finds no room is dropped for a 503 that says when to retry.
 fn answer<'s>(
     shared: &'s Shared,
-    request: &mut Request<'_>,
+    head: &mut Head,
+    body: &mut BodyReader<'_, 's>,
+    framing: Framing,
     refused: Option<ApiError>,
 ) -> (Response, Option<Room<'s>>) {
+    let request = &mut Request {
+        method: head.method,
+        method_name: &head.method_name,
+        id: &head.id,
+        target: &head.target,
+        headers: std::mem::take(&mut head.headers),
+        content_length: framing.length,
+        body,
+        max_body_bytes: shared.max_body_bytes,
+        body_read: None,
+    };
     let handler = &*shared.handler;
     let reply = match refused {
         Some(error) => handler.refuse(request, error),
@@ -283,8 +281,8 @@ impl Head {
         };
         let mut headers = Vec::new();
         for &name in READ_HEADERS {
-            if let Some(value) = field(incoming, name) {
-                headers.push((name, value.to_string()));
+            if let Some(value) = incoming.headers().get(name) {
+                headers.push((name, value.as_str().to_string()));
             }
         }
         Head {
@@ -361,36 +359,23 @@ impl Drop for Turn<'_> {
 /// sane ([`sane_request_id`]), else one made here. A client's id that is
 /// not sane is replaced, never echoed: it could split the response's head
 /// (CR LF) or forge a log line.
+///
+/// An id made here is this process's prefix, a dash, and a counter
+/// (`3f9a0c12e4b7-1`, `3f9a0c12e4b7-2`, ...). The prefix mixes the start
+/// time, the process id and std's per-process random hash keys into 48
+/// bits, so two runs of the server, even two started in the same
+/// nanosecond, make different ids in practice; the counter makes every id
+/// in a run different.
 pub(crate) fn request_id(headers: &[(&'static str, String)]) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::OnceLock;
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(1);
     for (name, id) in headers {
         if *name == "X-Request-Id" && sane_request_id(id) {
             return id.clone();
         }
     }
-    made_request_id()
-}
-/// Whether a client's `X-Request-Id` may be echoed: 1 to 64 characters,
-/// each an ASCII letter or digit or one of `-_.:`. That covers UUIDs,
-/// ULIDs and the ids proxies make (nginx's `$request_id`, Heroku's), and
-/// leaves out whitespace, control characters, quotes and everything else
-/// that could mean something in a header field, a log line or JSON.
-pub(crate) fn sane_request_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
-}
-
-/// A new request id: this process's prefix, a dash, and a counter (`3f9a0c12e4b7-1`,
-/// `3f9a0c12e4b7-2`, ...). The prefix mixes the start time, the process id
-/// and std's per-process random hash keys into 48 bits, so two runs of the
-/// server, even two started in the same nanosecond, make different ids in
-/// practice; the counter makes every id in a run different.
-fn made_request_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::OnceLock;
-    static PREFIX: OnceLock<String> = OnceLock::new();
-    static COUNTER: AtomicU64 = AtomicU64::new(1);
     let prefix = PREFIX.get_or_init(|| {
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         let since = SystemTime::now()
@@ -401,4 +386,16 @@ fn made_request_id() -> String {
         format!("{:012x}", hasher.finish() >> 16)
     });
     format!("{prefix}-{}", COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Whether a client's `X-Request-Id` may be echoed: 1 to 64 characters,
+/// each an ASCII letter or digit or one of `-_.:`. That covers UUIDs,
+/// ULIDs and the ids proxies make (nginx's `$request_id`, Heroku's), and
+/// leaves out whitespace, control characters, quotes and everything else
+/// that could mean something in a header field, a log line or JSON.
+pub(crate) fn sane_request_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }

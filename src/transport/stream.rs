@@ -21,29 +21,28 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use super::body::write_all;
-use super::capacity::Slot;
+use super::capacity::{Doing, Slot};
+use super::lock;
 use crate::http::Stream;
 
-/// Gives back the request's turn (`turn`: whatever the request holds of
-/// `--threads`, dropped here), writes `head` (the response's head as
-/// encoded, which this adds `Transfer-Encoding: chunked` to for an
-/// HTTP/1.1 client), then the body until it ends; the bytes written. From the head on, `slot` says the connection
-/// streams: the stop does not wait for it. A stream that ends because its
-/// client left (or stopped reading: a write blocked for `timeout`,
-/// `--write-timeout`) has ended normally: logged, not an error. The
-/// connection closes when the caller drops it.
-pub(super) fn send<T>(
+/// Writes `head` (the response's head as encoded, which this adds
+/// `Transfer-Encoding: chunked` to for an HTTP/1.1 client), then the body
+/// until it ends; the bytes written. It is called without the request's
+/// turn of `--threads`: a subscriber listens for as long as it likes, and
+/// a few holding turns would stop every request. From the head on, `slot`
+/// says the connection streams: the stop does not wait for it. A stream
+/// that ends because its client left (or stopped reading: a write blocked
+/// for `timeout`, `--write-timeout`) has ended normally: logged, not an
+/// error. The connection closes when the caller drops it.
+pub(super) fn send(
     incoming: tiny_http::Request,
     head: &[u8],
     body: &Stream,
-    turn: T,
     slot: &Slot,
     timeout: Duration,
 ) -> io::Result<usize> {
-    // A subscriber listens for as long as it likes: it must not hold one of
-    // the `--threads` turns meanwhile, or a few would stop every request.
-    drop(turn);
     let chunked = *incoming.http_version() != tiny_http::HTTPVersion(1, 0);
+    let peer = incoming.remote_addr().copied();
     let mut writer = incoming.into_writer();
     let due = Instant::now() + timeout;
     match head.strip_suffix(b"\r\n") {
@@ -54,7 +53,7 @@ pub(super) fn send<T>(
         )?,
         _ => write_all(&mut writer, &[head], due)?,
     };
-    slot.streaming();
+    *lock(&slot.doing) = Doing::Streaming(peer);
     let mut counted = Counted {
         out: &mut writer,
         bytes: head.len(),

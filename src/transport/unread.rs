@@ -42,8 +42,9 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use super::body::{BodyReader, Framing, write_all};
-use super::capacity::Slot;
+use super::capacity::{Doing, Slot};
 use super::connection::Shared;
+use super::lock;
 
 use crate::http::Response;
 
@@ -52,12 +53,12 @@ use crate::http::Response;
 pub(super) const READ_AT_MOST: u64 = 1 << 20;
 
 /// Answers a request whose body was refused unread: see the module
-/// comment. `ours` is the response in our own encoding; the bytes
-/// written.
+/// comment. `ours` is the response in our own encoding, in parts; the
+/// bytes written.
 pub(super) fn answer(
     mut incoming: tiny_http::Request,
     reply: &Response,
-    ours: &[u8],
+    ours: &[&[u8]],
     framing: Framing,
     deadline: Instant,
     shared: &Shared,
@@ -66,14 +67,15 @@ pub(super) fn answer(
     let library_drains = framing.length.is_some() && !framing.upgrade;
     if !library_drains && !framing.expect && read_rest(&mut incoming, framing, deadline) {
         let due = Instant::now() + shared.write_timeout;
-        return write_all(&mut incoming.into_writer(), &[ours], due);
+        return write_all(&mut incoming.into_writer(), ours, due);
     }
     let date = httpdate::fmt_http_date(SystemTime::now());
     if framing.expect {
         return respond_apart(incoming, reply, &date, slot);
     }
     // From here the thread waits on the client, as for a request head.
-    slot.waiting();
+    let peer = incoming.remote_addr().copied();
+    *lock(&slot.doing) = Doing::Reading(Instant::now(), peer);
     respond(incoming, reply, &date)
 }
 
