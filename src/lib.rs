@@ -24,7 +24,7 @@
 //! |---|---|
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
-//! | `transport/` | connections and bytes; the only code that names the HTTP library. `transport.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and whether each connection is serving or waiting; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
+//! | `transport/` | connections and bytes; the only code that names the HTTP library. `transport.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and what each connection's thread is doing (`Doing`: reading a head since when, serving, streaming, closing), which the thread sets and the watchdog and the stop read; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
 //! | `app/` | `app.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query_check.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
 //! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `prefer.rs`: `Prefer` (RFC 7240); `urlencoded.rs`: the query string and form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, `query/filter.rs`: its filters (values in a set, `_like` patterns), and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
@@ -46,35 +46,34 @@
 //! backquotes opens that request's list, and each item of the list starts
 //! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! A `GET /api/todos/1` runs nine files:
+//! A `GET /api/todos/1` runs eight files:
 //!
 //! 1. `transport/connection.rs`: the connection's thread gets the request
-//!    from the HTTP library (`serve_connection`), and `serve` does the
-//!    rest: the head copied (`Head`), the request's id, a turn of
-//!    `--threads` taken, the handler called (`answer`), the response
+//!    from the HTTP library (`serve_connection`) and says in its slot that
+//!    it serves one, then that it waits for the next (for the watchdog and
+//!    the stop); `serve` does the rest: the head copied (`Head`), the
+//!    request's id, a turn of `--threads` taken, the handler called
+//!    (`answer`), whether the connection closes after it, the response
 //!    encoded and written;
-//! 2. `transport/capacity.rs`: the connection's slot says it is serving a
-//!    request, then waiting for the next (for the watchdog and the stop);
+//! 2. `error.rs`: [`error::lock`], the one place a lock is taken (the
+//!    slot's, the turn's, then the store's);
 //! 3. `transport/body.rs`: the head checked (`Framing`), the body's
 //!    reader made (`BodyReader`), and the response written by one
 //!    deadline (`write_all`);
 //! 4. `http.rs`: [`http::Request`] (method, path, query, `Accept`) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
-//! 5. `error.rs`: [`error::lock`], the one place a lock is taken (the
-//!    turn's, then the store's);
-//! 6. `app.rs`: [`app::App`]'s `handle`; the routing table, `target`
+//! 5. `app.rs`: [`app::App`]'s `handle`; the routing table, `target`
 //!    (the resource the path names) then `route` (the method); `check`'s
 //!    checks in order; `dispatch`, and `get`;
-//! 7. `model.rs`: the id, read from the path (`parse_decimal`);
-//! 8. `store.rs`: [`store::Store::get`] locks the collection and takes
+//! 6. `model.rs`: the id, read from the path (`parse_decimal`);
+//! 7. `store.rs`: [`store::Store::get`] locks the collection and takes
 //!    the item's JSON and `ETag`, made once by [`store::render`];
-//! 9. `app/cors.rs`: the CORS header fields every response gets.
+//! 8. `app/cors.rs`: the CORS header fields every response gets.
 //!
-//! A `POST /api/todos` runs ten:
+//! A `POST /api/todos` runs nine:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`,
-//!    `transport/body.rs`: as for the GET, and the body's reader
-//!    (`BodyReader`), which the handler reads;
+//! 1. `transport/connection.rs`, `transport/body.rs`: as for the GET, and
+//!    the body's reader (`BodyReader`), which the handler reads;
 //! 2. `http.rs`: the body read, up to its limit, and decoded from JSON
 //!    into fields; the 201 encoded;
 //! 3. `app.rs`: the routing table, the checks, and `create`;
@@ -85,10 +84,10 @@
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
 //!
-//! A `GET /api/todos?_page=1&_limit=5` runs fourteen:
+//! A `GET /api/todos?_page=1&_limit=5` runs thirteen:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`,
-//!    `transport/body.rs`, `http.rs`: as for the GET of one todo;
+//! 1. `transport/connection.rs`, `transport/body.rs`, `http.rs`: as for
+//!    the GET of one todo;
 //! 2. `app.rs`: the routing table, the checks, and `list`, which adds
 //!    `X-Total-Count` and `Link`;
 //! 3. `app/query_check.rs`, `http/urlencoded.rs`: the query string decoded once into
@@ -102,11 +101,10 @@
 //!    and renders it;
 //! 6. `app/cors.rs`: as for the GET.
 //!
-//! A `PATCH /api/todos/1` runs ten:
+//! A `PATCH /api/todos/1` runs nine:
 //!
-//! 1. `transport/connection.rs`, `transport/capacity.rs`,
-//!    `transport/body.rs`, `http.rs`: as for the POST, the body read
-//!    and decoded;
+//! 1. `transport/connection.rs`, `transport/body.rs`, `http.rs`: as for
+//!    the POST, the body read and decoded;
 //! 2. `app.rs`: the routing table, the checks, the id, and `update`,
 //!    with `If-Match` checked under the lock (`precondition`);
 //! 3. `model.rs`: the fields checked (`Validator`) into a patch, then
