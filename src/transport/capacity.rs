@@ -9,7 +9,7 @@
 //! the memory of the connections is bounded by the cap.
 //!
 //! A connection holds its [`Slot`] until it closes, and the slot says
-//! what its thread is doing ([`Doing`]): serving a request, or waiting
+//! what its thread is doing (`Doing`): serving a request, or waiting
 //! inside the HTTP library for a request head, and since when. An honest
 //! request head comes within moments of its first byte, and an idle connection is closed after the read timeout; a thread
 //! that has been reading one head for far longer is **stuck**: a client

@@ -4,7 +4,10 @@
 //!
 //! [`serve_connection`] loops: tiny_http reads the next request's head;
 //! [`serve`] turns it into an [`http::Request`](crate::http::Request),
-//! calls the handler, encodes the [`Response`] and writes it. HTTP/1.1
+//! calls the handler, encodes the [`Response`] and writes it. Meanwhile
+//! the connection's slot says what its thread is doing ([`Doing`]:
+//! serving, or reading the next head since when), for the watchdog and
+//! the stop (`capacity.rs`). HTTP/1.1
 //! responses go in the order of the requests (RFC 9112 section 9.3.2), and
 //! one thread per connection gives that order for free.
 //!
