@@ -272,3 +272,23 @@ fn a_body_refused_unread_holds_one_thread_per_connection() {
     crate::cli::kill_9(child);
     assert!(during <= before + 20 + 2, "{before} threads, then {during}");
 }
+
+#[test]
+fn the_answer_to_head_has_no_content_when_its_body_was_left_unread() {
+    // RFC 9110 section 9.3.2: a response to HEAD carries no content, also
+    // when the request's chunked body, which the handler did not read,
+    // makes the connection close after it (our own encoding, after the
+    // body is read to its end).
+    let server = TestServer::start();
+    let chunk = "x".repeat(2000);
+    let raw = format!(
+        "HEAD /api HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{chunk}\r\n0\r\n\r\n",
+        chunk.len()
+    );
+    let wire = server.raw(raw.as_bytes());
+    let text = String::from_utf8_lossy(&wire);
+    let (head, content) = text.split_once("\r\n\r\n").expect("a response head");
+    assert_eq!(status_line(head.as_bytes()), "HTTP/1.1 200 OK");
+    assert!(head.contains("\r\nConnection: close"), "{head}");
+    assert_eq!(content, "", "no content after the head of a HEAD");
+}
