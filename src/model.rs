@@ -18,6 +18,8 @@ pub mod generate;
 pub mod query;
 pub mod spelling;
 
+use std::collections::BTreeMap;
+
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -95,18 +97,16 @@ pub fn exact_integer(text: &str) -> Option<u64> {
         None => (text, 0),
     };
     let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if whole.is_empty()
-        || !whole
-            .bytes()
-            .chain(fraction.bytes())
-            .all(|b| b.is_ascii_digit())
-    {
+    let sent = whole.as_bytes().iter().chain(fraction.as_bytes());
+    if whole.is_empty() || !sent.clone().all(u8::is_ascii_digit) {
         return None;
     }
     // The number is its digits (the whole part's, then the fraction's)
     // times ten to the power `scale`; trailing zeros move into the power.
-    let digits = whole.bytes().chain(fraction.bytes());
-    let significant = digits.clone().rev().skip_while(|&b| b == b'0').count();
+    let significant = match fraction.trim_end_matches('0') {
+        "" => whole.trim_end_matches('0').len(),
+        kept => whole.len() + kept.len(),
+    };
     let zeros = (whole.len() + fraction.len() - significant) as i64;
     let scale = exponent
         .checked_sub(fraction.len() as i64)?
@@ -115,7 +115,7 @@ pub fn exact_integer(text: &str) -> Option<u64> {
         return None;
     }
     let mut n: u64 = 0;
-    for digit in digits.take(significant) {
+    for digit in sent.take(significant) {
         n = n.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
     }
     for _ in 0..scale.max(0) {
@@ -186,9 +186,9 @@ pub enum Need {
 /// comment.
 pub struct Validator {
     kind: &'static str,
-    fields: Fields,
-    /// Names sent more than once: reported once, never read.
-    repeated: Vec<String>,
+    /// Each name sent, with its value; `None` for a name sent more than
+    /// once, which is reported once and never read.
+    fields: BTreeMap<String, Option<Input>>,
     errors: Vec<FieldError>,
 }
 
@@ -197,31 +197,32 @@ impl Validator {
     /// message when it is not among `known`, since it is the one field a
     /// client may reasonably think it can send on create. An unknown name
     /// close to a known one (`userid`, `titel`) gets a "did you mean".
-    pub fn new(kind: &'static str, fields: Fields, known: &[&str]) -> Validator {
+    pub fn new(kind: &'static str, sent: Fields, known: &[&str]) -> Validator {
         let mut errors = Vec::new();
-        let mut repeated: Vec<String> = Vec::new();
-        for (i, (name, _)) in fields.iter().enumerate() {
-            if fields.iter().position(|(n, _)| n == name) != Some(i) {
-                if !repeated.contains(name) {
-                    errors.push(FieldError::new(name, "is given more than once"));
-                    repeated.push(name.clone());
+        let mut fields: BTreeMap<String, Option<Input>> = BTreeMap::new();
+        for (name, value) in sent {
+            if let Some(first) = fields.get_mut(&name) {
+                if first.take().is_some() {
+                    errors.push(FieldError::new(&name, "is given more than once"));
                 }
-            } else if !known.contains(&name.as_str()) {
+                continue;
+            }
+            if !known.contains(&name.as_str()) {
                 let fields = known.join(", ");
                 let message = if name == "id" {
                     "is assigned by the server; leave it out".to_string()
-                } else if let Some(meant) = spelling::closest(name, known) {
+                } else if let Some(meant) = spelling::closest(&name, known) {
                     format!("is not a field of a {kind}; did you mean {meant}? (fields: {fields})")
                 } else {
                     format!("is not a field of a {kind} (fields: {fields})")
                 };
-                errors.push(FieldError::new(name, message));
+                errors.push(FieldError::new(&name, message));
             }
+            fields.insert(name, Some(value));
         }
         Validator {
             kind,
             fields,
-            repeated,
             errors,
         }
     }
@@ -229,13 +230,10 @@ impl Validator {
     /// Takes a field's value out. `None` when absent, or when repeated (its
     /// error is already recorded, so it must not also count as missing).
     fn take(&mut self, name: &'static str, need: Need) -> Option<Input> {
-        if self.repeated.iter().any(|r| r == name) {
-            return None;
-        }
-        match self.fields.iter().position(|(n, _)| n == name) {
-            Some(i) => Some(self.fields.swap_remove(i).1),
+        match self.fields.remove(name) {
+            Some(value) => value,
             None => {
-                if matches!(need, Need::Required) {
+                if need == Need::Required {
                     self.errors.push(FieldError::new(name, "is required"));
                 }
                 None

@@ -181,12 +181,10 @@ impl Stored for Todo {
 
 impl<T: Resource> Collection<T> {
     /// Remembers how to take back the change whose record was just
-    /// appended (with `--data`), and forgets those of changes now durable.
-    fn remember(&mut self, appended: Option<Appended>, undo: Undo<T>) {
-        if let Some(Appended { seq, durable }) = appended {
-            self.forget_up_to(durable);
-            self.undo.push((seq, undo));
-        }
+    /// appended, and forgets those of changes now durable (with `--data`).
+    fn remember(&mut self, appended: Appended, undo: Undo<T>) {
+        self.forget_up_to(appended.durable);
+        self.undo.push((appended.seq, undo));
     }
 
     /// Forgets the undo records of changes up to `seq`: they are durable.
@@ -356,16 +354,6 @@ impl Store {
         }
     }
 
-    /// Appends a change's journal record with `append` (with `--data`);
-    /// `None` in memory only. Call it under the collection's lock, before
-    /// making the change, and make it only if this succeeds.
-    fn journal(
-        &self,
-        append: impl FnOnce(&Storage) -> Result<Appended, ApiError>,
-    ) -> Result<Option<Appended>, ApiError> {
-        self.shared.storage.as_ref().map(append).transpose()
-    }
-
     /// The ticket of a write's event (`feed.rs`), while the feed records:
     /// taken under the collection's lock, once the change is made.
     fn ticket(&self) -> Option<feed::Ticket<'_>> {
@@ -378,8 +366,8 @@ impl Store {
     /// Waits until the journal record of a change is on disk (with
     /// `--data`). If it cannot be written, every change not on disk is taken
     /// back (see the module comment) and the error returned.
-    fn commit(&self, appended: Option<Appended>) -> Result<(), ApiError> {
-        let (Some(storage), Some(appended)) = (&self.shared.storage, appended) else {
+    fn commit(&self, appended: Appended) -> Result<(), ApiError> {
+        let Some(storage) = &self.shared.storage else {
             return Ok(());
         };
         storage
@@ -391,17 +379,23 @@ impl Store {
     /// has handed out every id. Returns a copy of it and its JSON, once it
     /// is durable (with `--data`).
     ///
-    /// Each write here ends the same way: under the lock, its event's
-    /// ticket when the feed records (`feed.rs`); after the commit, the
-    /// event published, and dropped unpublished (cancelled) on an error.
+    /// Each write here goes the same way. Under the collection's lock:
+    /// with `--data`, 503 first if the files can no longer be written; the
+    /// change's checks; with `--data`, its journal record appended and how
+    /// to undo it remembered (see the module comment); the change; its
+    /// event's ticket when the feed records (`feed.rs`). After the lock:
+    /// with `--data`, the commit; then the event published, or dropped
+    /// unpublished (cancelled) on an error. In memory only, nothing of the
+    /// journal runs.
     pub fn create<T: Stored>(&self, new: T::New) -> Result<(T, Rendered), ApiError> {
         let (item, appended, ticket) = {
             let mut collection = lock(T::collection(self));
             let (item, appended) = self.add(&mut collection, new)?;
-            let ticket = self.ticket();
-            (item, appended, ticket)
+            (item, appended, self.ticket())
         };
-        self.commit(appended)?;
+        if let Some(appended) = appended {
+            self.commit(appended)?;
+        }
         let rendered = render(&item)?;
         if let Some(ticket) = ticket {
             let (item_id, body) = (Some(item.id()), Some(rendered.body.as_slice()));
@@ -423,7 +417,10 @@ impl Store {
                 last = self.add(&mut collection, new)?.1.or(last);
             }
         }
-        self.commit(last)
+        match last {
+            Some(appended) => self.commit(appended),
+            None => Ok(()),
+        }
     }
 
     /// A create's change under the collection's lock: the item with the
@@ -433,7 +430,10 @@ impl Store {
         collection: &mut Collection<T>,
         new: T::New,
     ) -> Result<(T, Option<Appended>), ApiError> {
-        self.writable()?;
+        let storage = self.shared.storage.as_ref();
+        if let Some(storage) = storage {
+            storage.check_writable()?;
+        }
         if collection.items.len() >= self.shared.max_items {
             return Err(ApiError::InsufficientStorage {
                 kind: T::KIND,
@@ -445,11 +445,13 @@ impl Store {
         }
         let id = collection.last_id + 1;
         let item = T::create(id, new);
-        let appended = self.journal(|s| s.put(&item))?;
+        let appended = storage.map(|storage| storage.put(&item)).transpose()?;
         collection.last_id = id;
         collection.items.insert(id, item.clone());
         collection.changed(Some(id));
-        collection.remember(appended, Undo::Create(id));
+        if let Some(appended) = appended {
+            collection.remember(appended, Undo::Create(id));
+        }
         Ok((item, appended))
     }
 
@@ -464,47 +466,48 @@ impl Store {
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
     ) -> Result<Option<(T, Rendered)>, ApiError> {
-        let (item, appended, ticket) = {
-            let mut collection = lock(T::collection(self));
-            // The record is of the changed item, and the journal may refuse
-            // it: change a copy, and keep it only once recorded.
-            let Some(mut changed) = self.checked(&collection, id, check)? else {
+        let (changed, appended, ticket) = {
+            let mut guard = lock(T::collection(self));
+            let collection = &mut *guard;
+            let storage = self.shared.storage.as_ref();
+            if let Some(storage) = storage {
+                storage.check_writable()?;
+            }
+            let Some(item) = collection.items.get_mut(id) else {
                 return Ok(None);
             };
-            change(&mut changed);
-            let appended = self.journal(|s| s.put(&changed))?;
-            let before = collection.items.insert(id, changed.clone());
+            check(item)?;
+            let undo = match storage {
+                None => {
+                    change(item);
+                    None
+                }
+                // The record is of the changed item, and the journal may
+                // refuse it: change a copy, and keep it only once recorded.
+                Some(storage) => {
+                    let mut changed = item.clone();
+                    change(&mut changed);
+                    let appended = storage.put(&changed)?;
+                    Some((appended, std::mem::replace(item, changed)))
+                }
+            };
+            let changed = item.clone();
             collection.changed(Some(id));
-            if let Some(before) = before {
+            let appended = undo.map(|(appended, before)| {
                 collection.remember(appended, Undo::Restore(before));
-            }
-            let ticket = self.ticket();
-            (changed, appended, ticket)
+                appended
+            });
+            (changed, appended, self.ticket())
         };
-        self.commit(appended)?;
-        let rendered = render(&item)?;
+        if let Some(appended) = appended {
+            self.commit(appended)?;
+        }
+        let rendered = render(&changed)?;
         if let Some(ticket) = ticket {
             let body = Some(rendered.body.as_slice());
             ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
         }
-        Ok(Some((item, rendered)))
-    }
-
-    /// Under the collection's lock, before a change to item `id`: a copy
-    /// of it, once the data can be written and `check` allows the change;
-    /// `None` when there is no such item.
-    fn checked<T: Stored>(
-        &self,
-        collection: &Collection<T>,
-        id: u64,
-        check: impl FnOnce(&T) -> Result<(), ApiError>,
-    ) -> Result<Option<T>, ApiError> {
-        self.writable()?;
-        let Some(item) = collection.items.get(id) else {
-            return Ok(None);
-        };
-        check(item)?;
-        Ok(Some(item.clone()))
+        Ok(Some((changed, rendered)))
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
@@ -512,21 +515,25 @@ impl Store {
     pub fn clear<T: Stored>(&self) -> Result<(), ApiError> {
         let (appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            self.writable()?;
-            let appended = self.journal(|s| s.clear::<T>())?;
+            let storage = self.shared.storage.as_ref();
+            if let Some(storage) = storage {
+                storage.check_writable()?;
+            }
+            let appended = storage.map(Storage::clear::<T>).transpose()?;
             let before = std::mem::take(&mut collection.items);
             collection.changed(None);
-            collection.remember(appended, Undo::Clear(before));
-            let ticket = self.ticket();
-            (appended, ticket)
+            if let Some(appended) = appended {
+                collection.remember(appended, Undo::Clear(before));
+            }
+            (appended, self.ticket())
         };
-        self.commit(appended)?;
+        if let Some(appended) = appended {
+            self.commit(appended)?;
+            // The old items can be a whole collection: let them go now.
+            lock(T::collection(self)).forget_up_to(appended.seq);
+        }
         if let Some(ticket) = ticket {
             ticket.publish(Kind::Reset, T::COLLECTION, None, None);
-        }
-        if let Some(Appended { seq, .. }) = appended {
-            // The old items can be a whole collection: let them go now.
-            lock(T::collection(self)).forget_up_to(seq);
         }
         Ok(())
     }
@@ -540,18 +547,27 @@ impl Store {
     ) -> Result<Option<T>, ApiError> {
         let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            let Some(deleted) = self.checked(&collection, id, check)? else {
+            let storage = self.shared.storage.as_ref();
+            if let Some(storage) = storage {
+                storage.check_writable()?;
+            }
+            let Some(item) = collection.items.get(id) else {
                 return Ok(None);
             };
-            let appended = self.journal(|s| s.delete::<T>(id))?;
-            if let Some(before) = collection.items.remove(id) {
-                collection.remember(appended, Undo::Restore(before));
-            }
+            check(item)?;
+            let appended = storage.map(|storage| storage.delete::<T>(id)).transpose()?;
+            let Some(deleted) = collection.items.remove(id) else {
+                return Ok(None);
+            };
             collection.changed(Some(id));
-            let ticket = self.ticket();
-            (deleted, appended, ticket)
+            if let Some(appended) = appended {
+                collection.remember(appended, Undo::Restore(deleted.clone()));
+            }
+            (deleted, appended, self.ticket())
         };
-        self.commit(appended)?;
+        if let Some(appended) = appended {
+            self.commit(appended)?;
+        }
         if let Some(ticket) = ticket {
             ticket.publish(Kind::Deleted, T::COLLECTION, Some(id), None);
         }
