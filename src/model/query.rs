@@ -28,7 +28,6 @@
 //! `_embed` and `_expand`, get a 400 that says there are none.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use super::{FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal, spelling};
 use crate::error::ApiError;
@@ -71,21 +70,40 @@ pub struct ListQuery {
     pub simple_rest: bool,
 }
 
-impl ListQuery {
-    /// Whether every item is sent, in id order: the case the store caches.
-    pub fn is_plain(&self) -> bool {
-        self.filters.is_empty()
-            && self.search.is_none()
-            && self.sort.is_empty()
-            && self.slice == Slice::All
-    }
+/// How the store reads the items for a query, from the plainest.
+#[derive(Debug, Clone, Copy)]
+pub enum Plan<'a> {
+    /// Every item, in id order: the list the store keeps between writes.
+    Whole,
+    /// Every item sorted, with no filter and no `q`: the order depends on
+    /// the items alone, so the store keeps it between writes
+    /// (`store.rs`); the slice is taken from it.
+    Sorted(&'a [(usize, bool)]),
+    /// A `_like` filter, whose regular expression costs far more per item
+    /// than the other filters: the store runs the query over a copy of the
+    /// items that pass [`ListQuery::prefilter`], after releasing the
+    /// collection's lock.
+    Pattern,
+    /// Anything else ([`ListQuery::run`]), a page of the items in id
+    /// order among them.
+    Run,
+}
 
-    /// The sort of a query that sorts every item, with no filter and no
-    /// `q`: its order depends on the items alone, so the store can keep it
-    /// between writes (`store/list.rs`).
-    pub fn sort_alone(&self) -> Option<&[(usize, bool)]> {
+impl ListQuery {
+    /// Which read the store makes for this query.
+    pub fn plan(&self) -> Plan<'_> {
         let unfiltered = self.filters.is_empty() && self.search.is_none();
-        (unfiltered && !self.sort.is_empty()).then_some(self.sort.as_slice())
+        if !unfiltered {
+            return match self.filters.iter().any(Filter::has_pattern) {
+                true => Plan::Pattern,
+                false => Plan::Run,
+            };
+        }
+        match (self.sort.as_slice(), self.slice) {
+            ([], Slice::All) => Plan::Whole,
+            ([], _) => Plan::Run,
+            (sort, _) => Plan::Sorted(sort),
+        }
     }
 
     /// Runs the query over the `count` items of `items` (in id order): the
@@ -100,8 +118,7 @@ impl ListQuery {
         if unfiltered && self.sort.is_empty() {
             // Slice straight off the collection: nothing else is looked at.
             let (start, len) = self.bounds();
-            let page = items.skip(start).take(len.unwrap_or(usize::MAX));
-            return (page.collect(), count);
+            return (items.skip(start).take(len).collect(), count);
         }
         let mut matched: Vec<&T> = items.filter(|item| self.matches(*item)).collect();
         self.sort(&mut matched);
@@ -121,28 +138,21 @@ impl ListQuery {
     /// Which of `total` matching items the slice sends, by position.
     pub fn range(&self, total: usize) -> std::ops::Range<usize> {
         let (start, len) = self.bounds();
-        let end = len.map_or(total, |len| start.saturating_add(len).min(total));
+        let end = start.saturating_add(len).min(total);
         start.min(end)..end
     }
 
-    /// The first position and how many, in this machine's `usize`: a
-    /// number past it is past every item, so it saturates.
-    fn bounds(&self) -> (usize, Option<usize>) {
+    /// The first position and how many (`usize::MAX`: every one), in this
+    /// machine's `usize`: a number past it is past every item, so it
+    /// saturates.
+    fn bounds(&self) -> (usize, usize) {
         let (start, len) = match self.slice {
-            Slice::All => (0, None),
-            Slice::Range { start, len } => (start, len),
-            Slice::Page { page, limit } => ((page - 1).saturating_mul(limit), Some(limit)),
+            Slice::All => (0, u64::MAX),
+            Slice::Range { start, len } => (start, len.unwrap_or(u64::MAX)),
+            Slice::Page { page, limit } => ((page - 1).saturating_mul(limit), limit),
         };
-        let position = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        (position(start), len.map(position))
-    }
-
-    /// Whether any `_like` filter runs a regular expression, which costs
-    /// far more per item than the other filters: the store runs such a
-    /// query over a copy of the items that pass [`ListQuery::prefilter`],
-    /// after releasing the collection's lock (`store/list.rs`).
-    pub fn has_pattern(&self) -> bool {
-        self.filters.iter().any(Filter::has_pattern)
+        let start = usize::try_from(start).unwrap_or(usize::MAX);
+        (start, usize::try_from(len).unwrap_or(usize::MAX))
     }
 
     /// Whether `item` passes every filter that runs no regular expression.
@@ -237,23 +247,25 @@ impl ListQuery {
             return None;
         };
         let last = (total as u64).div_ceil(limit).max(1);
-        let url = |n: u64| {
-            let mut query = form_urlencoded::Serializer::new(String::new());
-            for (name, value) in &self.kept {
-                query.append_pair(name, value);
+        let mut kept = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in &self.kept {
+            kept.append_pair(name, value);
+        }
+        let kept = kept.finish();
+        let and = if kept.is_empty() { "" } else { "&" };
+        let pages = [
+            ("first", Some(1)),
+            ("prev", (page > 1).then_some((page - 1).min(last))),
+            ("next", (page < last).then_some(page.saturating_add(1))),
+            ("last", Some(last)),
+        ];
+        let mut links = Vec::new();
+        for (rel, page) in pages {
+            if let Some(page) = page {
+                let url = format!("{path}?{kept}{and}_page={page}&_limit={limit}");
+                links.push(format!("<{url}>; rel=\"{rel}\""));
             }
-            query.append_pair("_page", &n.to_string());
-            query.append_pair("_limit", &limit.to_string());
-            format!("<{path}?{}>", query.finish())
-        };
-        let mut links = vec![format!("{}; rel=\"first\"", url(1))];
-        if page > 1 {
-            links.push(format!("{}; rel=\"prev\"", url((page - 1).min(last))));
         }
-        if page < last {
-            links.push(format!("{}; rel=\"next\"", url(page + 1)));
-        }
-        links.push(format!("{}; rel=\"last\"", url(last)));
         Some(links.join(", "))
     }
 }
@@ -269,49 +281,79 @@ const OPERATORS: &[(&str, Op)] = &[
     ("_like", Op::Like),
 ];
 
+/// `_page`, `_limit`, `_start` and `_end`, as sent, each at most once.
+pub(super) struct Counts {
+    page: Option<u64>,
+    limit: Option<u64>,
+    start: Option<u64>,
+    end: Option<u64>,
+}
+
+impl Counts {
+    /// Whether any of them was sent.
+    fn any(&self) -> bool {
+        let Counts {
+            page,
+            limit,
+            start,
+            end,
+        } = self;
+        page.is_some() || limit.is_some() || start.is_some() || end.is_some()
+    }
+}
+
 /// Parses the query of a list request for resource `T`, from its decoded
 /// name and value pairs.
 pub fn parse<T: Queryable>(pairs: &[(String, String)]) -> Result<ListQuery, ApiError> {
-    let mut parsed = ListQuery::default();
+    let mut parsed = ListQuery {
+        filters: Vec::new(),
+        search: None,
+        sort: Vec::new(),
+        slice: Slice::All,
+        kept: Vec::new(),
+        simple_rest: false,
+    };
     let (mut sort, mut order): (Option<String>, Option<String>) = (None, None);
     // React-admin's simple-rest parameters, once one is met.
     let mut dialect: Option<simple_rest::Dialect> = None;
-    let mut numbers: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut counts = Counts {
+        page: None,
+        limit: None,
+        start: None,
+        end: None,
+    };
     for (sent, value) in pairs {
         if sent.is_empty() && value.is_empty() {
             continue;
         }
         let (name, value) = (array_name(sent), value.clone());
-        let Some(&reserved) = RESERVED.iter().find(|r| **r == name) else {
-            parsed.kept.push((sent.clone(), value.clone()));
-            parsed.add_filter::<T>(sent, name, vec![value])?;
-            continue;
-        };
-        if !matches!(reserved, "_page" | "_limit" | "_delay" | "_") {
+        // `_page` and `_limit` are not kept for `Link`, which sets its own.
+        if !matches!(name, "_page" | "_limit" | "_delay" | "_") {
             parsed.kept.push((sent.clone(), value.clone()));
         }
-        match reserved {
+        match name {
             // The application's (see the module comment).
             "_delay" => {}
             // A cache-buster means nothing, so it may also repeat.
             "_" => {}
-            "q" => parsed.add_filter::<T>("q", "q", vec![value])?,
+            "_page" => count(&mut counts.page, "_page", &value)?,
+            "_limit" => count(&mut counts.limit, "_limit", &value)?,
+            "_start" => count(&mut counts.start, "_start", &value)?,
+            "_end" => count(&mut counts.end, "_end", &value)?,
             "_sort" => set_once(&mut sort, "_sort", value)?,
             "_order" => set_once(&mut order, "_order", value)?,
-            "sort" | "range" | "filter" => dialect.get_or_insert_default().set(reserved, value)?,
-            _ => {
-                let n = count(reserved, &value)?;
-                if numbers.insert(reserved, n).is_some() {
-                    return Err(repeated(reserved));
-                }
-            }
+            "sort" | "range" | "filter" => dialect.get_or_insert_default().set(name, value)?,
+            "q" => parsed.add_filter::<T>("q", "q", vec![value])?,
+            _ => parsed.add_filter::<T>(sent, name, vec![value])?,
         }
     }
     match dialect {
-        Some(dialect) => dialect.apply::<T>(&mut parsed, (sort, order), &numbers)?,
+        Some(dialect) => dialect.apply::<T>(&mut parsed, (sort, order), &counts)?,
         None => {
-            parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
-            parsed.slice = parse_slice(&numbers)?;
+            if sort.is_some() || order.is_some() {
+                parsed.sort = parse_sort::<T>(sort.as_deref(), order.as_deref())?;
+            }
+            parsed.slice = parse_slice(&counts)?;
         }
     }
     parsed.filters.iter_mut().for_each(Filter::finish);
@@ -345,14 +387,19 @@ fn field_index<T: Queryable>(name: &str) -> Option<usize> {
     T::FIELDS.iter().position(|(field, _)| *field == name)
 }
 
-/// A non-negative whole number for `_page`, `_limit`, `_start`, `_end`.
-fn count(name: &str, value: &str) -> Result<u64, ApiError> {
-    parse_decimal(value).ok_or_else(|| {
-        bad(
+/// A non-negative whole number for `_page`, `_limit`, `_start`, `_end`,
+/// into its `slot`; 400 for a second.
+fn count(slot: &mut Option<u64>, name: &str, value: &str) -> Result<(), ApiError> {
+    let Some(n) = parse_decimal(value) else {
+        return Err(bad(
             name,
             format!("'{value}' is not a whole number of 0 or more (like 0, 1 or 20)"),
-        )
-    })
+        ));
+    };
+    match slot.replace(n) {
+        Some(_) => Err(repeated(name)),
+        None => Ok(()),
+    }
 }
 
 fn operand<T: Queryable>(
@@ -452,9 +499,13 @@ fn parse_sort<T: Queryable>(
         .collect()
 }
 
-fn parse_slice(numbers: &BTreeMap<&'static str, u64>) -> Result<Slice, ApiError> {
-    let get = |name| numbers.get(name).copied();
-    let (page, limit, start, end) = (get("_page"), get("_limit"), get("_start"), get("_end"));
+fn parse_slice(counts: &Counts) -> Result<Slice, ApiError> {
+    let Counts {
+        page,
+        limit,
+        start,
+        end,
+    } = *counts;
     // Combined, they count as json-server 0.17 counts them: `_page` before
     // `_start` and `_end`, and `_end` before `_limit`. An OpenAPI document
     // cannot say that parameters exclude each other, so a client made

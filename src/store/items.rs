@@ -98,9 +98,7 @@ impl<T> Items<T> {
 
     /// Every item, ascending id.
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.runs
-            .values()
-            .flat_map(|run| run.iter().map(|(_, item)| item))
+        self.runs.values().flatten().map(|(_, item)| item)
     }
 }
 

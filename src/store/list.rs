@@ -34,7 +34,7 @@ use super::items::Items;
 use super::{Listed, Store, Stored, lock, render};
 use crate::error::ApiError;
 use crate::model::Resource;
-use crate::model::query::ListQuery;
+use crate::model::query::{ListQuery, Plan};
 
 /// The largest whole list kept between writes, in bytes: 16 MiB, which
 /// holds the default `--max-items` (100,000) of short todos.
@@ -88,30 +88,30 @@ impl Store {
     /// writes. Only the slice sent is serialized, under the lock: the
     /// items are borrowed, not copied.
     pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
-        if query.has_pattern() {
+        let plan = query.plan();
+        if let Plan::Pattern = plan {
             return self.list_matching::<T>(query);
         }
         let mut guard = lock(T::collection(self));
         let collection = &mut *guard;
-        if query.is_plain()
-            && let Some(listed) = &collection.listed
-        {
+        let whole = matches!(plan, Plan::Whole);
+        if whole && let Some(listed) = &collection.listed {
             return Ok(listed.clone());
         }
-        let (page, total) = match query.sort_alone() {
-            Some(sort) => {
+        let (page, total) = match plan {
+            Plan::Sorted(sort) => {
                 let ids = collection.orders.of(sort, query, &collection.items);
                 let items = &collection.items;
                 let page = ids[query.range(ids.len())].iter();
                 (page.filter_map(|id| items.get(*id)).collect(), ids.len())
             }
-            None => query.run(collection.items.values(), collection.items.len()),
+            _ => query.run(collection.items.values(), collection.items.len()),
         };
         let listed = Listed {
             rendered: render(&page)?,
             total,
         };
-        if query.is_plain() && listed.rendered.body.len() <= collection.list_kept_max {
+        if whole && listed.rendered.body.len() <= collection.list_kept_max {
             collection.listed = Some(listed.clone());
         }
         Ok(listed)

@@ -23,9 +23,9 @@
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use super::{ListQuery, Slice, bad_hinted as hinted, parse_slice, parse_sort, set_once};
+use super::{Counts, ListQuery, Slice, bad_hinted as hinted, parse_slice, parse_sort, set_once};
 use crate::error::ApiError;
 use crate::model::{FieldType, Input, Members, Queryable, spelling};
 
@@ -49,14 +49,14 @@ impl Dialect {
     }
 
     /// Adds to `query` what the dialect's parameters say, and what
-    /// json-server's sort and slice parameters say (`sort` and `numbers`,
+    /// json-server's sort and slice parameters say (`sort` and `counts`,
     /// as `query.rs` collected them) where the dialect's say nothing; 400
     /// where both say it.
     pub(super) fn apply<T: Queryable>(
         self,
         query: &mut ListQuery,
         (sort, order): (Option<String>, Option<String>),
-        numbers: &BTreeMap<&'static str, u64>,
+        counts: &Counts,
     ) -> Result<(), ApiError> {
         query.simple_rest = true;
         if let Some(value) = &self.filter {
@@ -76,7 +76,7 @@ impl Dialect {
             None => parse_sort::<T>(sort.as_deref(), order.as_deref())?,
         };
         query.slice = match &self.range {
-            Some(_) if !numbers.is_empty() => {
+            Some(_) if counts.any() => {
                 return Err(hinted(
                     "range",
                     "range cannot be combined with _page, _limit, _start or _end".into(),
@@ -87,7 +87,7 @@ impl Dialect {
                 let (start, len) = range(value)?;
                 Slice::Range { start, len }
             }
-            None => parse_slice(numbers)?,
+            None => parse_slice(counts)?,
         };
         Ok(())
     }
