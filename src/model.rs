@@ -233,7 +233,7 @@ impl Validator {
         match self.fields.remove(name) {
             Some(value) => value,
             None => {
-                if need == Need::Required {
+                if matches!(need, Need::Required) {
                     self.errors.push(FieldError::new(name, "is required"));
                 }
                 None

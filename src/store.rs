@@ -7,7 +7,7 @@
 //!   the lock is gone. Two exceptions: the first read of the list, or of an
 //!   item, after a change serializes it once under the lock and keeps it,
 //!   with its entity tag, for the reads that follow until the next change
-//!   (that doubles the throughput of list reads; `list.rs` says what it
+//!   (that doubles the throughput of list reads; `items.rs` says what it
 //!   keeps, and up to what size); and an `If-Match` check
 //!   serializes the item it compares. One lock per request is what makes every request
 //!   atomic and the whole API linearizable.
@@ -44,20 +44,20 @@
 //! would read the whole store back from a disk that has just failed,
 //! holding both locks.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::error::{ApiError, lock};
+use crate::model::query::{ListQuery, Plan};
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 pub use compaction::Durability;
 use feed::{Feed, Kind};
 pub(crate) use files::write_items;
-use items::Items;
+use items::{Collection, Undo};
 use journal::{Appended, Storage};
-use load::{Loaded, State};
+use load::State;
 
 mod compaction;
 mod direct;
@@ -66,41 +66,11 @@ pub mod feed;
 mod files;
 pub mod items;
 mod journal;
-mod list;
 mod load;
 
 /// The journal of `--data PATH`: `PATH.journal`, beside the snapshot.
 pub fn journal_of(path: &Path) -> std::path::PathBuf {
     files::journal_path(path)
-}
-
-/// The items of one resource, keyed by id so listing is in ascending id.
-pub struct Collection<T> {
-    items: Items<T>,
-    last_id: u64,
-    /// The whole collection as a JSON array, made by the first list read
-    /// after a change and dropped by the next change, so that reads between
-    /// writes share one serialization; only up to `list_kept_max` bytes.
-    listed: Option<Listed>,
-    list_kept_max: usize,
-    /// The orders of sorted reads, kept likewise (`list.rs`).
-    orders: list::Orders,
-    /// Items' JSON likewise, each made by the first read after its last
-    /// change; at most [`RENDERED_MAX`] (past that, it starts afresh).
-    rendered: BTreeMap<u64, Rendered>,
-    /// With `--data`: how to take back each change whose journal record is
-    /// not yet durable, with that record's `seq`, oldest first.
-    undo: Vec<(u64, Undo<T>)>,
-}
-
-/// How to take back one change made in memory (see the module comment).
-enum Undo<T> {
-    /// A create: remove the item, and give its id back.
-    Create(u64),
-    /// An update or a delete: put the item back as it was.
-    Restore(T),
-    /// A clear: put every item back.
-    Clear(Items<T>),
 }
 
 /// How many items' JSON a collection keeps for reads.
@@ -179,120 +149,11 @@ impl Stored for Todo {
     }
 }
 
-impl<T: Resource> Collection<T> {
-    /// Remembers how to take back the change whose record was just
-    /// appended, and forgets those of changes now durable (with `--data`).
-    fn remember(&mut self, appended: Appended, undo: Undo<T>) {
-        self.forget_up_to(appended.durable);
-        self.undo.push((appended.seq, undo));
-    }
-
-    /// Forgets the undo records of changes up to `seq`: they are durable.
-    fn forget_up_to(&mut self, seq: u64) {
-        let durable = self.undo.partition_point(|(recorded, _)| *recorded <= seq);
-        self.undo.drain(..durable);
-    }
-
-    /// Takes back every change recorded after `durable`, newest first.
-    fn take_back_after(&mut self, durable: u64) {
-        while let Some((seq, _)) = self.undo.last()
-            && *seq > durable
-        {
-            let Some((_, undo)) = self.undo.pop() else {
-                break;
-            };
-            match undo {
-                Undo::Create(id) => {
-                    self.items.remove(id);
-                    // Ids are handed out in order, so this was the last.
-                    self.last_id = id - 1;
-                }
-                Undo::Restore(item) => {
-                    self.items.insert(item.id(), item);
-                }
-                Undo::Clear(items) => self.items = items,
-            }
-            self.changed(None);
-        }
-    }
-
-    /// The items loaded from an edit of the data file (`--watch`), in
-    /// place of these. Ids are never reused: `last_id` keeps the higher.
-    /// Call it once every change is durable: there is nothing to undo.
-    fn replace(&mut self, loaded: Loaded<T>) {
-        self.items = loaded.items;
-        self.last_id = self.last_id.max(loaded.last_id);
-        self.undo.clear();
-        self.changed(None);
-    }
-
-    /// A change: the JSON kept of the item (or of all, `None`) and of the
-    /// list, and the sorted orders, are dropped.
-    fn changed(&mut self, id: Option<u64>) {
-        self.listed = None;
-        self.orders.0.clear();
-        match id {
-            Some(id) => drop(self.rendered.remove(&id)),
-            None => self.rendered.clear(),
-        }
-    }
-}
-
-impl<T> From<Loaded<T>> for Collection<T> {
-    fn from(loaded: Loaded<T>) -> Collection<T> {
-        Collection {
-            items: loaded.items,
-            last_id: loaded.last_id,
-            listed: None,
-            list_kept_max: list::LIST_KEPT_MAX,
-            orders: list::Orders::default(),
-            rendered: BTreeMap::new(),
-            undo: Vec::new(),
-        }
-    }
-}
-
 impl Store {
     /// An empty store, in memory only, whose collections each hold at most
     /// `max_items`.
     pub fn new(max_items: usize) -> Store {
         Store::with(max_items, State::default(), None)
-    }
-
-    /// A store kept in the data files at `path` (see `journal.rs`), loaded
-    /// from them. The error names the file and what is wrong with it.
-    pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
-        Store::open_with(max_items, path, Durability::default())
-    }
-
-    /// [`Store::open`], compacting after `records` journal records rather
-    /// than the default (tests use a small number).
-    pub fn open_compacting_after(
-        max_items: usize,
-        path: &Path,
-        records: u64,
-    ) -> Result<Store, String> {
-        let options = Durability {
-            compact_after: records,
-            watch: false,
-        };
-        Store::open_with(max_items, path, options)
-    }
-
-    /// [`Store::open`], with the given [`Durability`].
-    pub fn open_with(max_items: usize, path: &Path, options: Durability) -> Result<Store, String> {
-        let paths = Storage::paths(path)?;
-        let (state, journal) = load::load(&paths.0, &paths.1, max_items)?;
-        let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
-        let storage = Storage::open(paths, state.seq, journal, items, options)?;
-        let store = Store::with(max_items, state, Some(storage));
-        let shared = Arc::clone(&store.shared);
-        let compactor = std::thread::Builder::new()
-            .name("compactor".into())
-            .spawn(move || shared.compact_when_due())
-            .map_err(|err| format!("cannot start the compaction thread: {err}"))?;
-        *lock(&store.compactor) = Some(compactor);
-        Ok(store)
     }
 
     fn with(max_items: usize, state: State, storage: Option<Storage>) -> Store {
@@ -342,8 +203,9 @@ impl Store {
         lock(T::collection(self)).items.len()
     }
 
+    /// Whether the collection holds an item of this id.
     pub fn contains<T: Stored>(&self, id: u64) -> bool {
-        lock(T::collection(self)).items.contains(id)
+        lock(T::collection(self)).items.get(id).is_some()
     }
 
     /// 503 when the data files can no longer be written (with `--data`).
@@ -572,6 +434,75 @@ impl Store {
             ticket.publish(Kind::Deleted, T::COLLECTION, Some(id), None);
         }
         Ok(Some(deleted))
+    }
+
+    /// The items `query` selects, as a JSON array, and how many matched
+    /// before slicing; see the module comment for what is kept between
+    /// writes. Only the slice sent is serialized, under the lock: the
+    /// items are borrowed, not copied.
+    pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
+        let plan = query.plan();
+        if let Plan::Pattern = plan {
+            return self.list_matching::<T>(query);
+        }
+        let mut guard = lock(T::collection(self));
+        let collection = &mut *guard;
+        let whole = matches!(plan, Plan::Whole);
+        if whole && let Some(listed) = &collection.listed {
+            return Ok(listed.clone());
+        }
+        let (page, total) = match plan {
+            Plan::Sorted(sort) => {
+                let ids = collection.orders.of(sort, query, &collection.items);
+                let items = &collection.items;
+                let page = ids[query.range(ids.len())].iter();
+                (page.filter_map(|id| items.get(*id)).collect(), ids.len())
+            }
+            _ => query.run(collection.items.values(), collection.items.len()),
+        };
+        let listed = Listed {
+            rendered: render(&page)?,
+            total,
+        };
+        if whole && listed.rendered.body.len() <= collection.list_kept_max {
+            collection.listed = Some(listed.clone());
+        }
+        Ok(listed)
+    }
+
+    /// [`Store::list`] for a query with a `_like` pattern, whose regular
+    /// expression costs far more per item than a comparison: under the
+    /// lock, only a copy of the items that pass the other filters; the
+    /// pattern, the order and the slice run after the lock is released,
+    /// so that the writes and reads waiting for it wait no longer than the
+    /// copy takes.
+    fn list_matching<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {
+        let copies: Vec<T> = {
+            let collection = lock(T::collection(self));
+            let items = collection.items.values();
+            items
+                .filter(|item| query.prefilter(*item))
+                .cloned()
+                .collect()
+        };
+        let (page, total) = query.run(copies.iter(), copies.len());
+        Ok(Listed {
+            rendered: render(&page)?,
+            total,
+        })
+    }
+
+    /// The store, keeping whole lists only up to `bytes` rather than
+    /// [`LIST_KEPT_MAX`] (tests use a small bound).
+    pub fn keeping_lists_up_to(self, bytes: usize) -> Store {
+        lock(&self.shared.widgets).list_kept_max = bytes;
+        lock(&self.shared.todos).list_kept_max = bytes;
+        self
+    }
+
+    /// Whether the collection keeps its whole list now (tests).
+    pub fn keeps_list<T: Stored>(&self) -> bool {
+        lock(T::collection(self)).listed.is_some()
     }
 }
 

@@ -77,7 +77,7 @@ pub enum Plan<'a> {
     Whole,
     /// Every item sorted, with no filter and no `q`: the order depends on
     /// the items alone, so the store keeps it between writes
-    /// (`store.rs`); the slice is taken from it.
+    /// (`store/items.rs`); the slice is taken from it.
     Sorted(&'a [(usize, bool)]),
     /// A `_like` filter, whose regular expression costs far more per item
     /// than the other filters: the store runs the query over a copy of the

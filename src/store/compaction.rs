@@ -18,6 +18,7 @@
 //! server holds.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::edits::{Edit, LOOK_EVERY};
 use super::feed::{Kind, Ticket};
@@ -48,6 +49,42 @@ impl Default for Durability {
 }
 
 impl Store {
+    /// A store kept in the data files at `path` (see `journal.rs`), loaded
+    /// from them. The error names the file and what is wrong with it.
+    pub fn open(max_items: usize, path: &Path) -> Result<Store, String> {
+        Store::open_with(max_items, path, Durability::default())
+    }
+
+    /// [`Store::open`], compacting after `records` journal records rather
+    /// than the default (tests use a small number).
+    pub fn open_compacting_after(
+        max_items: usize,
+        path: &Path,
+        records: u64,
+    ) -> Result<Store, String> {
+        let options = Durability {
+            compact_after: records,
+            watch: false,
+        };
+        Store::open_with(max_items, path, options)
+    }
+
+    /// [`Store::open`], with the given [`Durability`].
+    pub fn open_with(max_items: usize, path: &Path, options: Durability) -> Result<Store, String> {
+        let paths = Storage::paths(path)?;
+        let (state, journal) = super::load::load(&paths.0, &paths.1, max_items)?;
+        let items = (state.widgets.items.len() + state.todos.items.len()) as u64;
+        let storage = Storage::open(paths, state.seq, journal, items, options)?;
+        let store = Store::with(max_items, state, Some(storage));
+        let shared = Arc::clone(&store.shared);
+        let compactor = std::thread::Builder::new()
+            .name("compactor".into())
+            .spawn(move || shared.compact_when_due())
+            .map_err(|err| format!("cannot start the compaction thread: {err}"))?;
+        *lock(&store.compactor) = Some(compactor);
+        Ok(store)
+    }
+
     /// With `--data`: writes a final snapshot and empties the journal. Call
     /// it once the server has stopped; later writes are still journaled.
     pub fn close(&self) {
