@@ -28,7 +28,7 @@
 //! | `app/` | `app.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query_check.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
 //! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `prefer.rs`: `Prefer` (RFC 7240); `urlencoded.rs`: the query string and form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`) and text (`Str`); `query.rs`: the list query language, `query/filter.rs`: its filters (values in a set, `_like` patterns), and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
-//! | `store/` | `store.rs`: the locked collections, ids, the items' JSON kept; `list.rs`: list reads, and what they keep between writes (the whole list, up to a bound; sorted orders); `items.rs`: items by id, packed; `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
+//! | `store/` | `store.rs`: the locked collections, every read and write (one lock each), ids, list reads; `items.rs`: what is under a collection's lock: its items by id, packed, and what it keeps between writes (the whole list, up to a bound; sorted orders; items' JSON); `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (the store opened from its files and closed; when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `fault_settings.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
 //! | `error.rs` | `ApiError`: every way a request fails, and its status; the error statuses and their reason phrases; `lock`, the one place a lock is taken and a poisoned one taken back |
 //! | `health.rs` | what the transport tells `/healthz` |
@@ -80,7 +80,7 @@
 //! 4. `model.rs`: the fields checked (`Validator`) into a new
 //!    [`model::Todo`], which serde's derive serializes;
 //! 5. `store.rs`, `error.rs`: [`store::Store::create`] gives it the
-//!    next id and keeps its JSON and `ETag`, under one lock;
+//!    next id under one lock, and makes its JSON and `ETag` after it;
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
 //!
@@ -94,11 +94,11 @@
 //!    name and value pairs (`Query::decode`, `query_pairs`), then checked
 //!    as a list query (`check_query`);
 //! 4. `model/query.rs`, `model.rs`: the list query parsed (`parse`),
-//!    run over the items, and the page's `Link` (`Content-Range` only in
-//!    react-admin's dialect, `model/query/simple_rest.rs`);
-//! 5. `store/list.rs`, `store.rs`, `store/items.rs`, `error.rs`:
-//!    [`store::Store::list`] takes the page under the collection's lock,
-//!    and renders it;
+//!    its `plan` (here a page of the items in id order), run over the
+//!    items, and the page's `Link` (`Content-Range` only in react-admin's
+//!    dialect, `model/query/simple_rest.rs`);
+//! 5. `store.rs`, `store/items.rs`, `error.rs`: [`store::Store::list`]
+//!    takes the page under the collection's lock, and renders it;
 //! 6. `app/cors.rs`: as for the GET.
 //!
 //! A `PATCH /api/todos/1` runs nine:
@@ -108,9 +108,10 @@
 //! 2. `app.rs`: the routing table, the checks, the id, and `update`,
 //!    with `If-Match` checked under the lock (`precondition`);
 //! 3. `model.rs`: the fields checked (`Validator`) into a patch, then
-//!    applied to a copy of the item;
+//!    applied to the item;
 //! 4. `store.rs`, `store/items.rs`, `error.rs`:
-//!    [`store::Store::update`] changes the item under one lock;
+//!    [`store::Store::update`] changes the item under one lock, and
+//!    renders a copy of it after;
 //! 5. `app/cors.rs`: as for the GET.
 //!
 //! With `--data`, `store/journal.rs` writes its record too; with
