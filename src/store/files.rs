@@ -2,6 +2,24 @@
 //! symbolic links a name may be, how a file is replaced whole, keeping
 //! its mode, so that a crash at any moment leaves the old file or the new,
 //! and the snapshot's layout.
+//!
+//! The files of `--data PATH` (how they are written: `journal.rs`):
+//!
+//! - `PATH`, the **snapshot**: one JSON document, an item per line.
+//!   `{"seq": 42, "lastId": {"widgets": 3, "todos": 9}, "widgets": [...],
+//!   "todos": [...]}`. `seq` is the last journal record it includes;
+//!   `lastId` the highest id each collection ever handed out. A
+//!   hand-written `{"widgets": [...], "todos": [...]}` is a valid snapshot.
+//! - `PATH.journal`, the **journal**: JSON Lines, one record per change
+//!   since the snapshot, in the order the changes happened:
+//!   `{"seq":43,"op":"put","collection":"todos","item":{...}}` (a create or
+//!   an update: the whole item as it now is) or
+//!   `{"seq":44,"op":"delete","collection":"todos","id":9}`, or, with
+//!   `--allow-reset`, `{"seq":45,"op":"clear","collection":"todos"}`.
+//!
+//! Either name may be a symbolic link: the file it points to is the one
+//! read and rewritten (`resolve`), and a rewritten file keeps the mode of
+//! the one it replaces (`create_replacement`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};

@@ -1,23 +1,7 @@
 //! Durable storage for `--data PATH`: a snapshot, a journal beside it, and
 //! the group commit that makes a write durable before it is acknowledged.
 //!
-//! # Files
-//!
-//! - `PATH`, the **snapshot**: one JSON document, an item per line.
-//!   `{"seq": 42, "lastId": {"widgets": 3, "todos": 9}, "widgets": [...],
-//!   "todos": [...]}`. `seq` is the last journal record it includes;
-//!   `lastId` the highest id each collection ever handed out. A
-//!   hand-written `{"widgets": [...], "todos": [...]}` is a valid snapshot.
-//! - `PATH.journal`, the **journal**: JSON Lines, one record per change
-//!   since the snapshot, in the order the changes happened:
-//!   `{"seq":43,"op":"put","collection":"todos","item":{...}}` (a create or
-//!   an update: the whole item as it now is) or
-//!   `{"seq":44,"op":"delete","collection":"todos","id":9}`, or, with
-//!   `--allow-reset`, `{"seq":45,"op":"clear","collection":"todos"}`.
-//!
-//! Either name may be a symbolic link: the file it points to is the one
-//! read and rewritten (`resolve`), and a rewritten file keeps the mode of
-//! the one it replaces (`create_replacement`).
+//! The two files, their names and their format: `files.rs`.
 //!
 //! # Writing
 //!
@@ -423,7 +407,9 @@ impl Storage {
         items: u64,
         keep_edits: bool,
     ) -> io::Result<()> {
-        let result = self.replace_files(snapshot, cut, items, keep_edits);
+        let result = self
+            .write_snapshot_to(cut, snapshot, keep_edits)
+            .and_then(|()| self.replace_journal_from(cut, items));
         if result.is_err() {
             let mut log = self.log();
             log.tail = None;
@@ -432,11 +418,12 @@ impl Storage {
         result
     }
 
-    fn replace_files<W: Serialize, T: Serialize>(
+    /// [`Storage::compact`]'s first steps: the snapshot written, once the
+    /// journal is written up to the cut.
+    fn write_snapshot_to<W: Serialize, T: Serialize>(
         &self,
-        snapshot: &Snapshot<W, T>,
         cut: Cut,
-        items: u64,
+        snapshot: &Snapshot<W, T>,
         keep_edits: bool,
     ) -> io::Result<()> {
         // Everything up to the cut must be durable before the snapshot that
@@ -451,7 +438,12 @@ impl Storage {
         };
         let written = write_atomically(&self.snapshot_path, |out| write_snapshot(out, snapshot))?;
         self.edits.replaced(replacing, &written);
+        Ok(())
+    }
 
+    /// [`Storage::compact`]'s last step: the journal replaced by the
+    /// records written since the cut.
+    fn replace_journal_from(&self, cut: Cut, items: u64) -> io::Result<()> {
         // Nothing may be written while the journal is replaced.
         let mut log = self.log();
         loop {
