@@ -55,7 +55,7 @@ use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 pub use compaction::Durability;
 use feed::{Feed, Kind};
 pub(crate) use files::write_items;
-use items::{Collection, Undo};
+use items::{Collection, Items, Undo};
 use journal::{Appended, Storage};
 use load::State;
 
@@ -331,15 +331,10 @@ impl Store {
         let (changed, appended, ticket) = {
             let mut guard = lock(T::collection(self));
             let collection = &mut *guard;
-            let storage = self.shared.storage.as_ref();
-            if let Some(storage) = storage {
-                storage.check_writable()?;
-            }
-            let Some(item) = collection.items.get_mut(id) else {
+            let Some(item) = self.checked(&mut collection.items, id, check)? else {
                 return Ok(None);
             };
-            check(item)?;
-            let undo = match storage {
+            let undo = match &self.shared.storage {
                 None => {
                     change(item);
                     None
@@ -370,6 +365,25 @@ impl Store {
             ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
         }
         Ok(Some((changed, rendered)))
+    }
+
+    /// Under the collection's lock, before a change to item `id`: the item,
+    /// once the data can be written (with `--data`) and `check` allows the
+    /// change; `None` when there is no such item.
+    fn checked<'c, T: Stored>(
+        &self,
+        items: &'c mut Items<T>,
+        id: u64,
+        check: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<Option<&'c mut T>, ApiError> {
+        if let Some(storage) = &self.shared.storage {
+            storage.check_writable()?;
+        }
+        let Some(item) = items.get_mut(id) else {
+            return Ok(None);
+        };
+        check(item)?;
+        Ok(Some(item))
     }
 
     /// Removes every item of the collection (`--allow-reset`); `last_id`
@@ -409,14 +423,10 @@ impl Store {
     ) -> Result<Option<T>, ApiError> {
         let (deleted, appended, ticket) = {
             let mut collection = lock(T::collection(self));
-            let storage = self.shared.storage.as_ref();
-            if let Some(storage) = storage {
-                storage.check_writable()?;
-            }
-            let Some(item) = collection.items.get(id) else {
+            if self.checked(&mut collection.items, id, check)?.is_none() {
                 return Ok(None);
-            };
-            check(item)?;
+            }
+            let storage = self.shared.storage.as_ref();
             let appended = storage.map(|storage| storage.delete::<T>(id)).transpose()?;
             let Some(deleted) = collection.items.remove(id) else {
                 return Ok(None);

@@ -133,22 +133,15 @@ fn listed_ids(store: &Store, text: &str) -> Vec<u64> {
 fn a_kept_order_breaks_ties_by_id_ascending_either_way() {
     let store = store();
     // Titles "a" are todos 2, 4, 8, 10, ...; "B" 3, 9, ...; "b" 1, 7, ...
-    assert_eq!(
-        listed_ids(&store, "_sort=title&_limit=5"),
-        [3, 9, 15, 21, 2]
-    );
-    assert_eq!(
-        listed_ids(&store, "_sort=title&_limit=5"),
-        [3, 9, 15, 21, 2]
-    );
-    assert_eq!(
-        listed_ids(&store, "_sort=title&_order=desc&_limit=5"),
-        [5, 11, 17, 23, 6]
-    );
-    assert_eq!(
-        listed_ids(&store, "_sort=title&_order=desc&_limit=5"),
-        [5, 11, 17, 23, 6]
-    );
+    // The second read of each takes the order the first kept.
+    for _ in 0..2 {
+        let ascending = listed_ids(&store, "_sort=title&_limit=5");
+        assert_eq!(ascending, [3, 9, 15, 21, 2]);
+    }
+    for _ in 0..2 {
+        let descending = listed_ids(&store, "_sort=title&_order=desc&_limit=5");
+        assert_eq!(descending, [5, 11, 17, 23, 6]);
+    }
     assert_eq!(orders_kept(&store), 2);
 }
 
