@@ -167,12 +167,48 @@ pub enum FieldValue<'a> {
     Boolean(bool),
 }
 
+/// A field as the list query language reads it: its name, and how to read
+/// its value in an item, which says its type too (how a query's value for
+/// it is read).
+pub enum Field<T: 'static> {
+    Integer(&'static str, fn(&T) -> u64),
+    Text(&'static str, fn(&T) -> &str),
+    Boolean(&'static str, fn(&T) -> bool),
+}
+
+impl<T> Field<T> {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Field::Integer(name, _) | Field::Text(name, _) | Field::Boolean(name, _) => name,
+        }
+    }
+
+    pub fn field_type(&self) -> FieldType {
+        match self {
+            Field::Integer(..) => FieldType::Integer,
+            Field::Text(..) => FieldType::Text,
+            Field::Boolean(..) => FieldType::Boolean,
+        }
+    }
+
+    pub fn value<'a>(&self, item: &'a T) -> FieldValue<'a> {
+        match self {
+            Field::Integer(_, value) => FieldValue::Integer(value(item)),
+            Field::Text(_, value) => FieldValue::Text(value(item)),
+            Field::Boolean(_, value) => FieldValue::Boolean(value(item)),
+        }
+    }
+}
+
 /// What the list query language (`query.rs`) needs to know of a resource.
-pub trait Queryable {
-    /// Every field, `id` first, with its type.
-    const FIELDS: &'static [(&'static str, FieldType)];
+pub trait Queryable: Sized + 'static {
+    /// Every field, `id` first.
+    const FIELDS: &'static [Field<Self>];
+
     /// The value of field number `index` in [`Queryable::FIELDS`].
-    fn field(&self, index: usize) -> FieldValue<'_>;
+    fn field(&self, index: usize) -> FieldValue<'_> {
+        Self::FIELDS[index].value(self)
+    }
 }
 
 /// Whether a field must be present (create) or may be left out (update).
@@ -395,19 +431,11 @@ pub struct WidgetPatch {
 }
 
 impl Queryable for Widget {
-    const FIELDS: &'static [(&'static str, FieldType)] = &[
-        ("id", FieldType::Integer),
-        ("price", FieldType::Text),
-        ("quality", FieldType::Text),
+    const FIELDS: &'static [Field<Widget>] = &[
+        Field::Integer("id", |widget| widget.id),
+        Field::Text("price", |widget| &widget.price),
+        Field::Text("quality", |widget| &widget.quality),
     ];
-
-    fn field(&self, index: usize) -> FieldValue<'_> {
-        match index {
-            0 => FieldValue::Integer(self.id),
-            1 => FieldValue::Text(&self.price),
-            _ => FieldValue::Text(&self.quality),
-        }
-    }
 }
 
 impl Resource for Widget {
@@ -481,21 +509,12 @@ pub struct TodoPatch {
 }
 
 impl Queryable for Todo {
-    const FIELDS: &'static [(&'static str, FieldType)] = &[
-        ("id", FieldType::Integer),
-        ("userId", FieldType::Integer),
-        ("title", FieldType::Text),
-        ("completed", FieldType::Boolean),
+    const FIELDS: &'static [Field<Todo>] = &[
+        Field::Integer("id", |todo| todo.id),
+        Field::Integer("userId", |todo| todo.user_id),
+        Field::Text("title", |todo| &todo.title),
+        Field::Boolean("completed", |todo| todo.completed),
     ];
-
-    fn field(&self, index: usize) -> FieldValue<'_> {
-        match index {
-            0 => FieldValue::Integer(self.id),
-            1 => FieldValue::Integer(self.user_id),
-            2 => FieldValue::Text(&self.title),
-            _ => FieldValue::Boolean(self.completed),
-        }
-    }
 }
 
 impl Resource for Todo {

@@ -167,7 +167,7 @@ impl<T: Resource> Collection<T> {
 fn repeated<T: Resource>(members: &Fields) -> Option<String> {
     let mut repeated: Vec<&str> = Vec::new();
     for (at, (name, _)) in members.iter().enumerate() {
-        let ours = T::FIELDS.iter().any(|(field, _)| field == name);
+        let ours = T::FIELDS.iter().any(|field| field.name() == name);
         if ours
             && !repeated.contains(&name.as_str())
             && members[..at].iter().any(|(before, _)| before == name)
@@ -203,11 +203,12 @@ fn fields_of<T: Resource>(members: Fields, tally: &mut Tally) -> (Option<u64>, F
             });
             continue;
         }
-        let Some((_, kind)) = T::FIELDS.iter().find(|(field, _)| *field == name) else {
+        let Some(field) = T::FIELDS.iter().find(|field| field.name() == name) else {
             // Counted once per item, however often it names it.
             tally.unknown.insert(name, 1);
             continue;
         };
+        let kind = field.field_type();
         let converted = match (kind, &value) {
             (FieldType::Integer, Value::String(_)) => whole(&value).map(|(n, _)| Value::from(n)),
             (FieldType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
@@ -222,7 +223,7 @@ fn fields_of<T: Resource>(members: Fields, tally: &mut Tally) -> (Option<u64>, F
                 value.to_string(),
             );
             fields.push((name, Input::Json(converted)));
-        } else if *kind == FieldType::Boolean && !value.is_boolean() {
+        } else if kind == FieldType::Boolean && !value.is_boolean() {
             // The one optional field: left out, the item keeps its default.
             example(tally.dropped.entry(name).or_default(), value.to_string());
         } else {

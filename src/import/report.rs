@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{FieldType, Resource};
+use crate::model::{Field, FieldType, Resource};
 
 /// How many examples a line of the report quotes.
 const EXAMPLES: usize = 3;
@@ -64,7 +64,7 @@ fn merge((total, kept): &mut Counted, (count, examples): Counted) {
 /// The report's lines for one collection, each indented under it; the
 /// new ids given were `first_new` to `last_new`.
 pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64) -> Vec<String> {
-    let fields: Vec<&str> = T::FIELDS.iter().skip(1).map(|(name, _)| *name).collect();
+    let fields: Vec<&str> = T::FIELDS.iter().skip(1).map(Field::name).collect();
     let mut lines = Vec::new();
     let (count, examples) = &tally.new_ids;
     if *count > 0 {
@@ -81,11 +81,12 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
     }
     for (field, (count, examples)) in &tally.converted {
         let one = *count == 1;
-        let kind = T::FIELDS.iter().find(|(name, _)| name == field);
+        let found = T::FIELDS.iter().find(|known| known.name() == field);
+        let kind = found.map(Field::field_type);
         let how = match kind {
-            Some((_, FieldType::Text)) if one => "from a number to text",
-            Some((_, FieldType::Text)) => "from numbers to text",
-            Some((_, FieldType::Boolean)) => "from text to true or false",
+            Some(FieldType::Text) if one => "from a number to text",
+            Some(FieldType::Text) => "from numbers to text",
+            Some(FieldType::Boolean) => "from text to true or false",
             _ if one => "from text to a number",
             _ => "from text to numbers",
         };
@@ -94,7 +95,7 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
             counted(*count, "value"),
             examples.join(", ")
         ));
-        if let Some((_, FieldType::Text)) = kind {
+        if let Some(FieldType::Text) = kind {
             // json-server compared these as numbers; the list query
             // language compares text by code point (docs/queries.md).
             lines.push(format!(

@@ -29,7 +29,7 @@
 
 use std::cmp::Ordering;
 
-use super::{FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal, spelling};
+use super::{Field, FieldType, FieldValue, MAX_SAFE_INTEGER, Queryable, parse_decimal, spelling};
 use crate::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -384,7 +384,7 @@ fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), 
 }
 
 fn field_index<T: Queryable>(name: &str) -> Option<usize> {
-    T::FIELDS.iter().position(|(field, _)| *field == name)
+    T::FIELDS.iter().position(|field| field.name() == name)
 }
 
 /// A non-negative whole number for `_page`, `_limit`, `_start`, `_end`,
@@ -408,7 +408,7 @@ fn operand<T: Queryable>(
     op: Op,
     value: &str,
 ) -> Result<Operand, ApiError> {
-    let (field_name, kind) = T::FIELDS[field];
+    let (field_name, kind) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
     match (kind, op) {
         // Made into a pattern by `Filter::add`.
         (FieldType::Text, Op::Like) => Ok(Operand::Text(value.to_string())),
@@ -473,7 +473,7 @@ fn parse_sort<T: Queryable>(
         .enumerate()
         .map(|(i, name)| {
             let field = field_index::<T>(name).ok_or_else(|| {
-                let fields: Vec<&str> = T::FIELDS.iter().map(|(field, _)| *field).collect();
+                let fields: Vec<&str> = T::FIELDS.iter().map(Field::name).collect();
                 let meant = spelling::closest(name, &fields);
                 ApiError::BadRequest {
                     detail: format!(

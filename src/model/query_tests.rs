@@ -1,6 +1,7 @@
 //! The list query language over a small collection of things.
 
 use super::*;
+use crate::model::Field;
 
 #[derive(Debug, PartialEq)]
 struct Thing {
@@ -11,20 +12,12 @@ struct Thing {
 }
 
 impl Queryable for Thing {
-    const FIELDS: &'static [(&'static str, FieldType)] = &[
-        ("id", FieldType::Integer),
-        ("n", FieldType::Integer),
-        ("name", FieldType::Text),
-        ("on", FieldType::Boolean),
+    const FIELDS: &'static [Field<Thing>] = &[
+        Field::Integer("id", |thing| thing.id),
+        Field::Integer("n", |thing| thing.n),
+        Field::Text("name", |thing| thing.name),
+        Field::Boolean("on", |thing| thing.on),
     ];
-    fn field(&self, index: usize) -> FieldValue<'_> {
-        match index {
-            0 => FieldValue::Integer(self.id),
-            1 => FieldValue::Integer(self.n),
-            2 => FieldValue::Text(self.name),
-            _ => FieldValue::Boolean(self.on),
-        }
-    }
 }
 
 fn things() -> Vec<Thing> {

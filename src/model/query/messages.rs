@@ -1,14 +1,14 @@
 //! What a list query's 400 says when it names what no list query takes:
 //! the valid parameters, "did you mean", and json-server's relations.
 
-use super::{OPERATORS, Queryable, RESERVED, bad_hinted};
+use super::{Field, OPERATORS, Queryable, RESERVED, bad_hinted};
 use crate::error::ApiError;
 use crate::model::spelling;
 
 pub(super) fn field_names<T: Queryable>() -> String {
     T::FIELDS
         .iter()
-        .map(|(name, _)| *name)
+        .map(Field::name)
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -25,7 +25,8 @@ fn valid_parameters<T: Queryable>() -> String {
 /// each field alone and with each operator.
 fn parameter_names<T: Queryable>() -> Vec<String> {
     let mut names: Vec<String> = RESERVED.iter().map(|name| name.to_string()).collect();
-    for (field, _) in T::FIELDS {
+    for field in T::FIELDS {
+        let field = field.name();
         names.push(field.to_string());
         for (suffix, _) in OPERATORS {
             names.push(format!("{field}{suffix}"));

@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 
 use super::{Counts, ListQuery, Slice, bad_hinted as hinted, parse_slice, parse_sort, set_once};
 use crate::error::ApiError;
-use crate::model::{FieldType, Input, Members, Queryable, spelling};
+use crate::model::{Field, FieldType, Input, Members, Queryable, spelling};
 
 /// The dialect's parameters as sent, each at most once.
 #[derive(Debug, Default)]
@@ -118,7 +118,7 @@ pub(super) fn with_example<T: Queryable>(err: ApiError, field: usize) -> ApiErro
     let ApiError::BadRequest { detail, hint: None } = err else {
         return err;
     };
-    let (name, kind) = T::FIELDS[field];
+    let (name, kind) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
     let example = match kind {
         FieldType::Integer => "3",
         FieldType::Boolean => "true",
@@ -145,8 +145,8 @@ fn sort<T: Queryable>(value: &str) -> Result<(usize, bool), ApiError> {
             ));
         }
     };
-    let Some(index) = T::FIELDS.iter().position(|(name, _)| name == field) else {
-        let fields: Vec<&str> = T::FIELDS.iter().map(|(name, _)| *name).collect();
+    let Some(index) = T::FIELDS.iter().position(|name| name.name() == field) else {
+        let fields: Vec<&str> = T::FIELDS.iter().map(Field::name).collect();
         let meant = spelling::closest(field, &fields);
         let hint = match meant {
             Some(meant) => format!("did you mean sort=[\"{meant}\",\"{order}\"]?"),
