@@ -447,7 +447,7 @@ impl Store {
     }
 
     /// The items `query` selects, as a JSON array, and how many matched
-    /// before slicing; see the module comment for what is kept between
+    /// before slicing; see `items.rs` for what is kept between
     /// writes. Only the slice sent is serialized, under the lock: the
     /// items are borrowed, not copied.
     pub fn list<T: Stored>(&self, query: &ListQuery) -> Result<Listed, ApiError> {

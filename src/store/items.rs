@@ -37,13 +37,6 @@
 //! the kept list: under writes, a sorted read sorts, as it always did. A
 //! filtered read (`?userId=3&_sort=title`) still reads every item and
 //! sorts the matches: its order depends on the filter too.
-//!
-//! **Patterns.** A `_like` regular expression costs far more per item
-//! than a comparison, enough to keep writes waiting for seconds over a
-//! large collection. A read with one copies, under the lock, the items
-//! that pass its other filters, and runs the pattern, the order and the
-//! slice on the copy after releasing it: the read still sees one state
-//! of the collection, and the writes wait only for the copy.
 
 use std::collections::BTreeMap;
 
