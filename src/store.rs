@@ -503,7 +503,7 @@ impl Store {
     }
 
     /// The store, keeping whole lists only up to `bytes` rather than
-    /// [`LIST_KEPT_MAX`] (tests use a small bound).
+    /// [`items::LIST_KEPT_MAX`] (tests use a small bound).
     pub fn keeping_lists_up_to(self, bytes: usize) -> Store {
         lock(&self.shared.widgets).list_kept_max = bytes;
         lock(&self.shared.todos).list_kept_max = bytes;
