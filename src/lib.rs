@@ -84,7 +84,7 @@
 //! 6. `store/items.rs`: the collection's items by id, where it goes;
 //! 7. `app/cors.rs`: as for the GET.
 //!
-//! A `GET /api/todos?_page=1&_limit=5` runs thirteen:
+//! A `GET /api/todos?_page=1&_limit=5` runs twelve:
 //!
 //! 1. `transport/connection.rs`, `transport/body.rs`, `http.rs`: as for
 //!    the GET of one todo;
