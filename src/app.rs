@@ -1,73 +1,39 @@
 //! The application: what answers a request once the transport has read it.
 //! The routing table, the order of checks, and the handlers of the
-//! collections and their items.
+//! collections and their items. What [`App`] holds is `setup.rs`'s.
 //!
 //! # The routing table
 //!
-//! A request is routed once, here, in two steps: [`target`] reads the path
-//! into the resource it names (a [`Target`]), then [`App::route`] matches
-//! the method against it (a [`Route`]). 404, 405 with `Allow`, and the
-//! answer to `OPTIONS` all come from these two tables; no other code looks
-//! at the path. A `Target` also says which checks apply to it: the token
-//! ([`Target::in_api`], [`Target::in_admin`]), failure on purpose
-//! ([`Target::fails_on_purpose`]), the delay.
+//! A request is routed once, here, in two steps: [`target`] reads the
+//! path into the resource it names (a [`Target`]), then [`App::route`]
+//! matches the method against it (a [`Route`]). 404, 405 with `Allow`, and
+//! the answer to `OPTIONS` all come from these two tables; no other code
+//! looks at the path. A `Target` also says which checks apply to it.
 //!
 //! # The order of checks
 //!
-//! [`App::check`] runs the checks, each answering with an error before
-//! anything later is looked at (and before anything changes):
+//! [`App::check`] runs the checks in a fixed order, numbered in its code:
+//! the token, failure on purpose, an item's id, the path and the method,
+//! the query ([`Query`], decoded once; [`check_query`]), `Accept`, and
+//! last the handler. The first that fails answers, before anything
+//! changes. What each check refuses, with its status, and why in that
+//! order, is told once, for the clients who meet it, in docs/api.md
+//! ("The order of checks").
 //!
-//! 1. with `--auth-token`, on `/api` and (with `--record`) `/_admin`, for
-//!    every method but `OPTIONS`: the bearer token, else 401 (so that,
-//!    without the token, not even which paths exist is told);
-//! 2. with `--faults`, on a collection, an item or `/api/events`, but for
-//!    a CORS preflight: failure on purpose (`faults.rs`), before anything
-//!    is read or changed;
-//! 3. an item's id: one that is not a positive integer is 404;
-//! 4. the path and the method, in the routing table: a path that no method
-//!    is served at is 404 (`index.rs`: with a hint when it names a
-//!    collection outside `/api`); a CORS preflight (`OPTIONS` with
-//!    `Access-Control-Request-Method`) is answered here, whatever its
-//!    query (the browser sends the URL of the request it asks about); any
-//!    other method the path does not take is 405 with `Allow`;
-//! 5. the query, decoded once per request: a collection's GET, HEAD and
-//!    OPTIONS take a list query (`model/query.rs`), `/api/events` its own,
-//!    `/_admin/requests` its filters (`record.rs`), other paths nothing but
-//!    `_delay` and `_` (a cache-buster, ignored); any error is 400; then a
-//!    plain `OPTIONS` is answered;
-//! 6. `Accept` must admit JSON, else 406 (`/` also serves HTML);
-//! 7. the handler. PUT, PATCH and DELETE: a missing item is 404; then for a
-//!    body, its size (413), media type (415), syntax (400) and validation
-//!    (422); then, under the store's lock, `If-Match` (400 when malformed,
-//!    412 when no tag matches); POST: the store may be full (507). GET and
-//!    HEAD: 304 for a matching `If-None-Match` (400 when malformed).
-//!
-//! Every response, errors included, then gets its CORS header fields
-//! (`cors.rs`), and an `/api` response the delay of `_delay` or `--delay`.
-//! The index routes (`/`, `/api`, `/healthz`, the OpenAPI document) are
-//! answered in `index.rs`; the OpenAPI document itself, made for the
-//! configuration, is `openapi.rs`'s. With `--record N`, each exchange is
-//! then recorded, and `/_admin/requests` shows the last N (`record.rs`).
-//!
-//! A feature that is off runs none of its code: failure on purpose and the
-//! request log are an `Option` tested once, and `--delay` a zero tested
-//! once; `_delay` is read only when a parameter of the query has that name.
-//! With `--faults` off, `_status` and `_fault` are unknown parameters, so
-//! the request fails a check; only then does `faults.rs` turn that error
-//! into one that says how to turn failure on purpose on.
+//! Then come the delay, CORS (`cors.rs`) and the request log
+//! (`record.rs`). A feature that is off runs none of its code: an
+//! `Option` or a value tested once in [`App::handle`].
 
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::config::{self, Config, Cors, Secret};
+use crate::config::Cors;
 use crate::error::ApiError;
-use crate::health::Health;
 use crate::http::conditional::Condition;
 use crate::http::prefer::{Return, return_preference};
-use crate::http::{Body, Handler, JSON, Method, Request, Response};
-use crate::model::query::ListQuery;
+use crate::http::{Body, Handler, JSON, Method, Request, Response, accepts_json, query_pairs};
+use crate::model::query::{self, ListQuery};
 use crate::model::{MAX_SAFE_INTEGER, Resource as _, Todo, Widget, parse_decimal};
-use crate::store::{Listed, Rendered, Store, Stored, render};
+use crate::store::{Listed, Rendered, Stored, render};
 
 mod auth;
 mod cors;
@@ -77,79 +43,20 @@ mod index;
 mod openapi;
 mod query_check;
 mod record;
-
-use query_check::Query;
+mod setup;
 
 pub use cors::EXPOSED;
-
-/// The OpenAPI 3.1 document describing this API with every feature on;
-/// `openapi.rs` makes the one served.
-pub const OPENAPI: &[u8] = include_bytes!("app/openapi.json");
-
-/// The application: the store, and the options that change what it does.
-pub struct App {
-    pub store: Store,
-    /// What the transport reports for `/healthz`.
-    pub health: Arc<Health>,
-    options: Options,
-    /// With `--faults`: its settings and its count of requests.
-    faults: Option<faults::Faults>,
-    /// `--record N`: the request log; `None` when off.
-    recorder: Option<record::Recorder>,
-    /// The OpenAPI document this configuration serves (`openapi.rs`),
-    /// made at its first request: making it takes longer than the rest of
-    /// the start-up together.
-    openapi: OnceLock<openapi::Served>,
-}
-
-/// The options of [`App`]: `--allow-reset`, `--read-only`, `--delay`, `--auth-token`, CORS, `--faults`,
-/// `--seed`, `--record`, `--max-subscribers`, `--events-kept`.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub allow_reset: bool,
-    pub read_only: bool,
-    pub delay: Duration,
-    pub auth_token: Option<Secret>,
-    pub cors: Cors,
-    pub faults: config::fault_settings::FaultSettings,
-    pub seed: u64,
-    pub record: Option<usize>,
-    pub max_subscribers: usize,
-    pub events_kept: Option<usize>,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options::from_config(&Config::default())
-    }
-}
-
-impl Options {
-    pub fn from_config(config: &Config) -> Options {
-        Options {
-            allow_reset: config.allow_reset,
-            read_only: config.read_only,
-            delay: config.delay,
-            auth_token: config.auth_token.clone(),
-            cors: config.cors.clone(),
-            faults: config.faults.clone(),
-            seed: config.seed,
-            record: config.record,
-            max_subscribers: config.max_subscribers,
-            events_kept: config.events_kept,
-        }
-    }
-}
+pub use openapi::OPENAPI;
+pub use setup::{App, Options};
 
 impl Handler for App {
-    /// One request to its response: the resource its path names, the
+    /// One request to its response: the resource its target names, the
     /// checks and the handler ([`App::check`]), an error as its problem
-    /// document, then CORS and the delay; with `--record`, the exchange
+    /// document, then the delay and CORS; with `--record`, the exchange
     /// recorded. Never fails.
     fn handle(&self, req: &mut Request<'_>) -> Response {
         let started = self.recorder.is_some().then(record::Started::now);
-        let (path, query) = req.path_and_query();
-        let target = target(path);
+        let (target, query) = target(req.target);
         let query = match query {
             "" => Query::NONE,
             query => Query::decode(query),
@@ -166,7 +73,13 @@ impl Handler for App {
         if !delay.is_zero() && target.in_api() {
             response.delay = delay;
         }
-        let response = self.cors(req, response);
+        // With CORS on, every response depends on `Origin` (`cors.rs`).
+        if !matches!(self.options.cors, Cors::Off) {
+            response.vary("Origin");
+            if let Some(origin) = req.header("Origin") {
+                self.cors(req, origin, &mut response);
+            }
+        }
         if let (Some(recorder), Some(started)) = (&self.recorder, started)
             && !target.in_admin()
         {
@@ -182,11 +95,17 @@ impl Handler for App {
     }
 
     /// A request the transport refused (framing it cannot trust) or whose
-    /// handling panicked: the problem document, with CORS header fields.
+    /// handling panicked: the problem document, with CORS as in `handle`.
     fn refuse(&self, req: &Request<'_>, error: ApiError) -> Response {
-        let response = self.cors(req, Response::from(error));
+        let mut response = Response::from(error);
+        if !matches!(self.options.cors, Cors::Off) {
+            response.vary("Origin");
+            if let Some(origin) = req.header("Origin") {
+                self.cors(req, origin, &mut response);
+            }
+        }
         if let Some(recorder) = &self.recorder
-            && !target(req.path()).in_admin()
+            && !target(req.target).0.in_admin()
         {
             let started = record::Started::now();
             recorder.add(req, req.body_read.clone(), &response, started);
@@ -231,13 +150,11 @@ enum Target<'a> {
     NoneInApi(bool),
     /// No resource, under `/_admin`.
     NoneInAdmin,
-    /// A collection's path outside `/api` (`/todos`, `/widgets/7`, where
-    /// json-server serves them), by its collection and id: no resource,
-    /// and a hint.
+    /// A collection's path outside `/api` (`/todos`, `/widgets/7`, as
+    /// json-server serves them): no resource, and a hint.
     Misplaced(&'a str, Option<&'a str>),
     /// No resource; `true` when the path looks like another collection
-    /// or its item (`/posts`, as json-server serves any collection of its
-    /// file).
+    /// or its item (`/posts`: json-server serves any of its file).
     Nothing(bool),
 }
 
@@ -265,14 +182,16 @@ impl Target<'_> {
     }
 }
 
-/// The routing table's first half: the resource `path` names, read by
-/// segments. One trailing slash is allowed (`/api/todos/`); an
-/// absolute-form target (`http://host/api`, RFC 9112 section 3.2.2) is
-/// routed by its path; a target that is no path (`*`) has none. No
-/// resource has more than three segments, so at most four are kept (a
+/// The routing table's first half: the resource a request target names,
+/// and its query. The target is split at its first `?` (RFC 9112 section
+/// 3.2); the path is read by segments. One trailing slash is allowed
+/// (`/api/todos/`); an absolute-form target (`http://host/api`, section
+/// 3.2.2) is routed by its path; a target that is no path (`*`) has none.
+/// No resource has more than three segments, so at most four are kept (a
 /// fourth one only says that there are more).
-fn target(path: &str) -> Target<'_> {
+fn target(target: &str) -> (Target<'_>, &str) {
     use Kind::{Todos, Widgets};
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let path = match path.split_once("://") {
         Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
         _ => path,
@@ -286,7 +205,7 @@ fn target(path: &str) -> Target<'_> {
             count += 1;
         }
     }
-    match parts[..count] {
+    let resource = match parts[..count] {
         [""] => Target::Home,
         ["healthz"] => Target::Health,
         ["api"] => Target::Index,
@@ -296,23 +215,15 @@ fn target(path: &str) -> Target<'_> {
         ["api", "todos", id] => Target::Item(Todos, id),
         ["api", "widgets"] => Target::Collection(Widgets),
         ["api", "widgets", id] => Target::Item(Widgets, id),
-        ["api", ref rest @ ..] => Target::NoneInApi(looks_like_collection(rest)),
+        ["api", ref rest @ ..] => Target::NoneInApi(index::looks_like_collection(rest)),
         ["_admin", "requests"] => Target::Requests,
         ["_admin", "requests", id] => Target::Request(id),
         ["_admin", ..] => Target::NoneInAdmin,
         [name @ ("todos" | "widgets")] => Target::Misplaced(name, None),
         [name @ ("todos" | "widgets"), id] => Target::Misplaced(name, Some(id)),
-        ref rest => Target::Nothing(looks_like_collection(rest)),
-    }
-}
-
-/// Whether the rest of a path no resource matched looks like a collection
-/// or an item this server does not keep: one or two segments, the first a
-/// word (not `_admin`), none of them a file name (`/favicon.ico`).
-fn looks_like_collection(rest: &[&str]) -> bool {
-    matches!(rest.len(), 1 | 2)
-        && rest[0].starts_with(|c: char| c.is_ascii_alphabetic())
-        && !rest.iter().any(|segment| segment.contains('.'))
+        ref rest => Target::Nothing(index::looks_like_collection(rest)),
+    };
+    (resource, query)
 }
 
 /// What a request asks for: the routing table's answer. The request
@@ -337,28 +248,6 @@ enum Route<'a> {
 }
 
 impl App {
-    /// The application with every option off.
-    pub fn new(store: Store) -> App {
-        App::with_options(store, Options::default())
-    }
-
-    pub fn with_options(store: Store, options: Options) -> App {
-        let health = Arc::default();
-        let recorder = options.record.map(record::Recorder::new);
-        if let Some(kept) = options.events_kept {
-            store.feed().keep(kept);
-        }
-        store.feed().encode_with(events::encode);
-        App {
-            store,
-            health,
-            faults: faults::Faults::new(&options.faults, options.seed),
-            options,
-            recorder,
-            openapi: OnceLock::new(),
-        }
-    }
-
     /// The routing table's second half: the route of `method` at `target`,
     /// if this configuration serves it (a write needs the server not
     /// `--read-only`, a reset also `--allow-reset`, the request log's
@@ -390,7 +279,9 @@ impl App {
         })
     }
 
-    /// The checks of the module comment, in its order, then the handler.
+    /// The checks of the module comment, in its order; the last, 7, is
+    /// the route's handler, with the item's id (check 3) and the list
+    /// query (check 5) it takes.
     fn check(
         &self,
         req: &mut Request<'_>,
@@ -409,40 +300,36 @@ impl App {
         {
             return Ok(failed);
         }
-        // 3. An item's id.
+        // 3. An item's id: a positive integer in decimal digits.
         let id = match target {
-            Target::Item(kind, id) => item_id(kind, id)?,
+            Target::Item(kind, id) => match parse_decimal(id) {
+                Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => n,
+                _ => return Err(not_an_id(kind, id)),
+            },
             _ => 0,
         };
         // 4. The path and the method.
         let Some(route) = self.route(req.method, target) else {
             return self.not_routed(req, target, query);
         };
-        // 5. The query (none: a list's default, every item by id).
-        let list = match query.pairs.is_empty() && query.error.is_none() {
-            true => None,
-            false => self.check_query(req.method, target, query)?,
+        // 5. The query (none: a list's default).
+        let list = match &query.error {
+            Some(error) => return Err(error.clone()),
+            None if query.pairs.is_empty() => None,
+            None => check_query(Some(route), &query.pairs)?,
         };
-        // 6. `Accept` (`/` also serves HTML: `index.rs` negotiates).
-        match route {
-            Route::Home => {}
-            Route::Events => events::check_accept(req)?,
-            _ => req.check_accept()?,
+        // 6. `Accept`, when sent (`/` also serves HTML: `index.rs`
+        // negotiates).
+        if let Some(accept) = req.header("Accept") {
+            match route {
+                Route::Home => {}
+                Route::Events => events::check_accept(accept)?,
+                _ if !accepts_json(accept) => return Err(ApiError::NotAcceptable),
+                _ => {}
+            }
         }
         // 7. The handler.
-        self.dispatch(route, req, id, list, &query.pairs)
-    }
-
-    /// Check 7: the handler of the route, with the item's id (check 3) and
-    /// the list query (check 5) it takes.
-    fn dispatch(
-        &self,
-        route: Route<'_>,
-        req: &mut Request<'_>,
-        id: u64,
-        list: Option<ListQuery>,
-        pairs: &[(String, String)],
-    ) -> Result<Response, ApiError> {
+        let pairs = &query.pairs;
         match route {
             Route::Home => self.home(req),
             Route::Index => Ok(index::index()),
@@ -468,7 +355,82 @@ impl App {
             Route::Request(log, id) => record::request(log, id),
         }
     }
+}
 
+/// A request's query string, decoded once. A query that does not decode,
+/// or whose `_delay` is not valid, is 400 at check 5 (or at check 2, which
+/// reads it first when failure on purpose is on).
+struct Query {
+    /// The parameters, in order; none when the query does not decode.
+    pairs: Vec<(String, String)>,
+    /// `_delay`, when the query names it.
+    delay: Option<Duration>,
+    /// Why the query is refused, if it is.
+    error: Option<ApiError>,
+}
+
+impl Query {
+    /// A request without a query.
+    const NONE: Query = Query {
+        pairs: Vec::new(),
+        delay: None,
+        error: None,
+    };
+
+    /// `query`, decoded ([`http::query_pairs`]); `_delay` is read only
+    /// when a parameter has that name.
+    fn decode(query: &str) -> Query {
+        let (pairs, mut error) = match query_pairs(query) {
+            Ok(pairs) => (pairs, None),
+            Err(error) => (Vec::new(), Some(error)),
+        };
+        let mut delay = None;
+        for (name, _) in &pairs {
+            if name == "_delay" {
+                match query_check::delay(&pairs) {
+                    Ok(asked) => delay = asked,
+                    Err(refused) => error = Some(refused),
+                }
+                break;
+            }
+        }
+        Query {
+            pairs,
+            delay,
+            error,
+        }
+    }
+
+    /// The parameters, or the 400 when the query is refused.
+    fn pairs(&self) -> Result<&[(String, String)], ApiError> {
+        self.error.clone().map_or(Ok(&self.pairs), Err)
+    }
+}
+
+/// Check 5: the query, as the route takes it (for a plain `OPTIONS`, as
+/// its `GET` would): a collection's list query, parsed for the handler
+/// (`model/query.rs`); the change feed's (`events.rs`) and the request
+/// log's filters (`record.rs`), checked; any other route takes nothing but
+/// `_delay` and `_`, a cache-buster (`query_check.rs`).
+fn check_query(
+    route: Option<Route<'_>>,
+    pairs: &[(String, String)],
+) -> Result<Option<ListQuery>, ApiError> {
+    match route {
+        Some(Route::List(Kind::Todos)) => return query::parse::<Todo>(pairs).map(Some),
+        Some(Route::List(Kind::Widgets)) => return query::parse::<Widget>(pairs).map(Some),
+        Some(Route::Events) => {
+            events::Query::parse(pairs)?;
+        }
+        Some(Route::Requests(_)) => {
+            record::Filter::parse(pairs)?;
+        }
+        _ => query_check::takes_none(pairs)?,
+    }
+    Ok(None)
+}
+
+impl App {
     /// `GET /api/{collection}`: the items the query selects (every item,
     /// ascending id, by default), with `ETag`, `X-Total-Count`, `Link` for
     /// a `_page` query, and `Content-Range` for one in react-admin's
@@ -483,14 +445,16 @@ impl App {
         if let Some(unchanged) = not_modified(req, &rendered.etag)? {
             return Ok(unchanged);
         }
-        let mut response = json(200, rendered).with_header("X-Total-Count", total.to_string());
+        let mut response = json(200, rendered);
+        let headers = &mut response.headers;
+        headers.push(("X-Total-Count", total.to_string().into()));
         if let Some(link) = query.link(&format!("/api/{}", T::COLLECTION), total) {
-            response = response.with_header("Link", link);
+            headers.push(("Link", link.into()));
         }
         if query.simple_rest
             && let Some(range) = query.content_range(T::COLLECTION, total)
         {
-            response = response.with_header("Content-Range", range);
+            headers.push(("Content-Range", range.into()));
         }
         Ok(response)
     }
@@ -520,8 +484,9 @@ impl App {
     }
 
     /// `PUT` and `PATCH /api/{collection}/{id}`: both merge the fields sent
-    /// into the item (docs/api.md, "The resources"); PATCH also takes merge-patch+json.
-    /// With `If-Match`, only while the item is still the version named.
+    /// into the item (docs/api.md, "The resources"); PATCH also takes
+    /// merge-patch+json. With `If-Match`, only while the item is still the
+    /// version named.
     fn update<T: Stored>(
         &self,
         req: &mut Request<'_>,
@@ -537,7 +502,11 @@ impl App {
             return Err(missing::<T>(id));
         }
         let patch = T::parse_patch(req.fields(merge_patch, T::EXAMPLE)?, id)?;
-        let check = |item: &T| precondition(req.header("If-Match"), item);
+        let if_match = req.header("If-Match");
+        let check = |item: &T| match if_match {
+            Some(header) => precondition(header, item),
+            None => Ok(()),
+        };
         let updated = self
             .store
             .update::<T>(id, check, |item| item.apply(patch))?;
@@ -553,7 +522,11 @@ impl App {
     /// `Prefer: return=minimal` (RFC 7240) gets 204 (RFC 9110 section
     /// 9.3.5 allows either), and `Preference-Applied` says so.
     fn delete<T: Stored>(&self, req: &Request<'_>, id: u64) -> Result<Response, ApiError> {
-        let check = |item: &T| precondition(req.header("If-Match"), item);
+        let if_match = req.header("If-Match");
+        let check = |item: &T| match if_match {
+            Some(header) => precondition(header, item),
+            None => Ok(()),
+        };
         let deleted = self.store.delete::<T>(id, check)?;
         let item = deleted.ok_or_else(|| missing::<T>(id))?;
         let preference = return_preference(req.header("Prefer"));
@@ -569,22 +542,20 @@ impl App {
     }
 }
 
-/// Check 3: an item's id, in the path of its collection: a positive
-/// integer in decimal digits, else 404.
-fn item_id(kind: Kind, id: &str) -> Result<u64, ApiError> {
-    match parse_decimal(id) {
-        Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => Ok(n),
-        _ => Err(ApiError::not_found(format!(
-            "'{id}' is not a {} id: ids are positive integers like 1 or 42",
-            kind.name().trim_end_matches('s')
-        ))),
-    }
+/// Check 3's 404: an id that is not a positive integer in decimal digits.
+fn not_an_id(kind: Kind, id: &str) -> ApiError {
+    ApiError::not_found(format!(
+        "'{id}' is not a {} id: ids are positive integers like 1 or 42",
+        kind.name().trim_end_matches('s')
+    ))
 }
 
-/// A JSON response with the representation's entity tag.
+/// A JSON response with its entity tag.
 fn json(status: u16, rendered: Rendered) -> Response {
     let Rendered { body, etag } = rendered;
-    Response::bytes(status, JSON, Body::Shared(body)).with_header("ETag", etag)
+    let mut response = Response::bytes(status, JSON, Body::Shared(body));
+    response.headers.push(("ETag", etag.into()));
+    response
 }
 
 /// 304 with the tag when `If-None-Match` matches it (GET and HEAD): `*`, or
@@ -598,13 +569,11 @@ fn not_modified(req: &Request<'_>, etag: &str) -> Result<Option<Response>, ApiEr
     Ok(hit.then(|| Response::empty(304).with_header("ETag", etag.to_string())))
 }
 
-/// `If-Match` (RFC 9110 section 13.1.1) on an existing item: without it,
-/// anything goes; with it, `*`, or exactly the item's current tag (strong
-/// comparison: a weak tag never matches); 400 when the field is malformed.
-fn precondition<T: Stored>(if_match: Option<&str>, item: &T) -> Result<(), ApiError> {
-    let Some(header) = if_match else {
-        return Ok(());
-    };
+/// `If-Match` (RFC 9110 section 13.1.1) on an existing item, when sent
+/// (without it, anything goes): `*`, or exactly the item's current tag
+/// (strong comparison: a weak tag never matches); 400 when the field is
+/// malformed.
+fn precondition<T: Stored>(header: &str, item: &T) -> Result<(), ApiError> {
     let condition = Condition::parse("If-Match", header)?;
     if condition.matches_strong(&render(item)?.etag) {
         return Ok(());

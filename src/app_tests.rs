@@ -1,6 +1,7 @@
 //! The routing table and CORS, without a socket.
 
 use super::*;
+use crate::store::Store;
 
 fn call(app: &App, method: &str, target: &str, headers: &[(&'static str, &str)]) -> Response {
     let mut body: &[u8] = b"";
@@ -36,20 +37,45 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 
 #[test]
 fn the_resource_a_path_names() {
-    assert_eq!(target("/api/todos/"), Target::Collection(Kind::Todos));
-    assert_eq!(target("/api/todos//"), Target::Item(Kind::Todos, ""));
-    assert_eq!(target("/api/todos/1/x/y"), Target::NoneInApi(false));
-    assert_eq!(target("/api/posts/1"), Target::NoneInApi(true));
-    assert_eq!(target("/posts"), Target::Nothing(true));
-    assert_eq!(target("/favicon.ico"), Target::Nothing(false));
-    assert_eq!(target("http://localhost:8080/api"), Target::Index);
+    let resource = |request_target| target(request_target).0;
+    assert_eq!(resource("/api/todos/"), Target::Collection(Kind::Todos));
+    assert_eq!(resource("/api/todos//"), Target::Item(Kind::Todos, ""));
+    assert_eq!(resource("/api/todos/1/x/y"), Target::NoneInApi(false));
+    assert_eq!(resource("/api/posts/1"), Target::NoneInApi(true));
+    assert_eq!(resource("/posts"), Target::Nothing(true));
+    assert_eq!(resource("/favicon.ico"), Target::Nothing(false));
+    assert_eq!(resource("http://localhost:8080/api"), Target::Index);
     assert_eq!(
-        target("/widgets/7"),
+        resource("/widgets/7"),
         Target::Misplaced("widgets", Some("7"))
     );
-    assert_eq!(target("/_admin/x"), Target::NoneInAdmin);
-    assert_eq!(target("http://localhost:8080"), Target::Nothing(false));
-    assert_eq!(target("*"), Target::Nothing(false));
+    assert_eq!(resource("/_admin/x"), Target::NoneInAdmin);
+    assert_eq!(resource("http://localhost:8080"), Target::Nothing(false));
+    assert_eq!(resource("*"), Target::Nothing(false));
+}
+
+/// The query is split off at the first `?`, and decoded once.
+#[test]
+fn the_query_of_a_target() {
+    assert_eq!(
+        target("/api/todos?title_like=a%20b&_page=2?"),
+        (Target::Collection(Kind::Todos), "title_like=a%20b&_page=2?")
+    );
+    assert_eq!(
+        target("/api/todos/1/?"),
+        (Target::Item(Kind::Todos, "1"), "")
+    );
+    let query = Query::decode("title_like=a%20b&_page=2&_delay=7");
+    assert_eq!(
+        query.pairs[0],
+        ("title_like".to_string(), "a b".to_string())
+    );
+    assert_eq!(query.delay, Some(Duration::from_millis(7)));
+    assert!(Query::decode("").pairs.is_empty());
+    assert_eq!(
+        Query::decode("_delay=x").error.map(|e| e.status()),
+        Some(400)
+    );
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! HTTP messages as this server sees them: the [`Request`] the transport
 //! hands to the application, and the [`Response`] it gets back.
 //!
-//! - A request: its method, its target (path and query), the few header
-//!   fields the server reads ([`READ_HEADERS`]), and its body as a plain
-//!   reader. Reading the body checks, in this order, the size cap against
+//! - A request: its method, its target (the path, and the query decoded
+//!   into name and value pairs, [`query_pairs`]), the few header fields
+//!   the server reads ([`READ_HEADERS`]), and its body as a plain reader. Reading the body checks, in this order, the size cap against
 //!   `Content-Length` (before a byte is read), the media type
 //!   (`Content-Type`), the size cap again while reading, and the syntax of
 //!   the format, JSON or form (RFC 9110 section 8.3).
@@ -12,7 +12,7 @@
 //!   `Prefer` (`prefer.rs`, RFC 7240).
 //! - A response: status, header fields, body; its encoding as HTTP/1.1
 //!   bytes (RFC 9112), and every error as an RFC 9457 problem document
-//!   (`problem.rs`). Form bodies and the query are decoded in `urlencoded.rs`; the
+//!   (`problem.rs`). Form bodies are decoded in `urlencoded.rs`; the
 //!   preconditions `If-Match` and `If-None-Match` are read in
 //!   `conditional.rs`.
 //!
@@ -36,10 +36,10 @@ mod negotiation;
 pub mod prefer;
 mod problem;
 mod urlencoded;
-pub use negotiation::{accepts_json, admits, names, prefers_html};
+use negotiation::media_types_hint;
+pub use negotiation::{BodyFormat, accepts_json, admits, names, prefers_html};
 pub(crate) use problem::instance_member;
 pub use urlencoded::decode_form;
-pub use urlencoded::query_pairs;
 
 /// The methods this server tells apart; everything else is `Other` (405).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,28 +165,11 @@ impl<'a> Request<'a> {
             && self.header("Access-Control-Request-Method").is_some()
     }
 
-    /// The path and the query (empty when there is none), split at the
-    /// first `?` (RFC 9112 section 3.2).
-    pub fn path_and_query(&self) -> (&'a str, &'a str) {
-        self.target.split_once('?').unwrap_or((self.target, ""))
-    }
-
-    /// The path, without the query.
+    /// The path: the target up to its first `?` (RFC 9112 section 3.2).
     pub fn path(&self) -> &'a str {
-        self.path_and_query().0
-    }
-
-    /// The query's parameters, decoded: see [`query_pairs`].
-    pub fn query(&self) -> Result<Vec<(String, String)>, ApiError> {
-        query_pairs(self.path_and_query().1)
-    }
-
-    /// 406 unless `Accept` admits JSON (see [`accepts_json`]).
-    pub fn check_accept(&self) -> Result<(), ApiError> {
-        match self.header("Accept") {
-            Some(accept) if !accepts_json(accept) => Err(ApiError::NotAcceptable),
-            _ => Ok(()),
-        }
+        self.target
+            .split_once('?')
+            .map_or(self.target, |(path, _)| path)
     }
 
     /// Reads and decodes the body into fields: see the module comment.
@@ -198,11 +181,34 @@ impl<'a> Request<'a> {
             return Err(ApiError::ContentTooLarge { limit });
         }
         let format = match self.header("Content-Type") {
+            // What nearly every JSON client sends, known without parsing.
+            Some("application/json") => Some(BodyFormat::Json),
             Some(value) => Some(BodyFormat::of(value, merge_patch)?),
             None => None,
         };
+        // At most `limit` bytes; one byte more means 413. Chunked bodies
+        // have no `Content-Length`, so this is where they are cut off. The
+        // declared length sizes the buffer: the body is then read in one go.
         let expected = self.content_length.unwrap_or(0) as usize;
-        let body = read_capped(&mut *self.body, limit, expected)?;
+        let mut body = Vec::with_capacity(expected.min(limit) + 1);
+        match self.body.take(limit as u64 + 1).read_to_end(&mut body) {
+            Ok(_) if body.len() > limit => return Err(ApiError::ContentTooLarge { limit }),
+            Ok(_) => {}
+            // SO_RCVTIMEO reports a timeout as WouldBlock; the transport's
+            // deadline as TimedOut.
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                return Err(ApiError::RequestTimeout);
+            }
+            Err(err) => {
+                let detail = format!("cannot read the request body: {err}");
+                return Err(ApiError::bad_request(detail));
+            }
+        }
         let fields = match format {
             _ if body.is_empty() => Err(ApiError::BadRequest {
                 detail: "the request body is empty".into(),
@@ -222,82 +228,64 @@ impl<'a> Request<'a> {
     }
 }
 
-/// Reads at most `limit` bytes; one byte more means 413. Chunked bodies have
-/// no `Content-Length`, so this is where they are cut off. `expected`, the
-/// declared length, sizes the buffer: the body is then read in one go.
-fn read_capped(body: &mut dyn Read, limit: usize, expected: usize) -> Result<Vec<u8>, ApiError> {
-    let mut buf = Vec::with_capacity(expected.min(limit) + 1);
-    match body.take(limit as u64 + 1).read_to_end(&mut buf) {
-        Ok(_) if buf.len() > limit => Err(ApiError::ContentTooLarge { limit }),
-        Ok(_) => Ok(buf),
-        // SO_RCVTIMEO reports a timeout as WouldBlock; the transport's
-        // deadline as TimedOut.
-        Err(err)
-            if matches!(
-                err.kind(),
-                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-            ) =>
-        {
-            Err(ApiError::RequestTimeout)
+/// The parameters of a query, in order, decoded as
+/// `application/x-www-form-urlencoded` (the WHATWG URL standard, section 5:
+/// what a browser sends for a form submitted by GET). `&` separates pairs
+/// and the first `=` a name from its value; empty pairs (`a=1&&b=2`, a bare
+/// `?`) are skipped, and a name without `=` has an empty value. As for form
+/// bodies, and unlike the standard's lenient parser, a bad escape is 400
+/// naming the parameter: a filter must never match text the client did not
+/// send.
+pub fn query_pairs(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let mut pairs = Vec::new();
+    for pair in query.split('&') {
+        if pair.is_empty() {
+            continue;
         }
-        Err(err) => Err(ApiError::bad_request(format!(
-            "cannot read the request body: {err}"
-        ))),
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let bad = |name: &str, why: &str| ApiError::BadRequest {
+            detail: format!("bad query parameter '{name}': {why}"),
+            hint: Some("percent-encode the query as UTF-8: %25 for '%', %C3%A9 for 'é'".into()),
+        };
+        // A name that does not decode is shown as sent.
+        let name = percent_decode(name).map_err(|why| bad(name, why))?;
+        let value = percent_decode(value).map_err(|why| bad(&name, why))?;
+        pairs.push((name, value));
     }
+    Ok(pairs)
 }
 
-/// The hint of a 415: the media types a body may have.
-fn media_types_hint(merge_patch: bool) -> String {
-    let also = if merge_patch {
-        ", application/merge-patch+json"
-    } else {
-        ""
-    };
-    format!("send Content-Type: application/json{also} or application/x-www-form-urlencoded")
-}
-
-/// The body formats we decode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyFormat {
-    Json,
-    Form,
-}
-
-impl BodyFormat {
-    /// The format a `Content-Type` value names (RFC 9110 section 8.3). Type
-    /// and subtype are case-insensitive; a `charset` must be UTF-8; other
-    /// parameters are ignored. Anything else is 415.
-    pub fn of(value: &str, merge_patch: bool) -> Result<BodyFormat, ApiError> {
-        // What nearly every JSON client sends, answered without splitting.
-        if value == "application/json" {
-            return Ok(BodyFormat::Json);
-        }
-        let mut parts = value.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        let is = |name: &str| media.eq_ignore_ascii_case(name);
-        let format =
-            if is("application/json") || (merge_patch && is("application/merge-patch+json")) {
-                BodyFormat::Json
-            } else if is("application/x-www-form-urlencoded") {
-                BodyFormat::Form
-            } else {
-                return Err(ApiError::UnsupportedMediaType {
-                    detail: format!("Content-Type '{}' is not supported", value.trim()),
-                    hint: media_types_hint(merge_patch),
-                });
-            };
-        for (name, charset) in parts.filter_map(|param| param.split_once('=')) {
-            let charset = charset.trim().trim_matches('"');
-            if name.trim().eq_ignore_ascii_case("charset") && !charset.eq_ignore_ascii_case("utf-8")
-            {
-                return Err(ApiError::UnsupportedMediaType {
-                    detail: format!("charset '{charset}' is not supported"),
-                    hint: "send the body in UTF-8, with charset=utf-8 or no charset".into(),
-                });
+/// Decodes one name or value: `+` is a space and `%XX` the byte with hex
+/// value XX. Every `%` must start such an escape, and the bytes must be
+/// UTF-8.
+pub(crate) fn percent_decode(part: &str) -> Result<String, &'static str> {
+    let bytes = part.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                // Checked digit by digit: `from_str_radix` alone takes "+1".
+                let byte = bytes
+                    .get(i + 1..i + 3)
+                    .filter(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+                    .ok_or("'%' must be followed by two hex digits")?;
+                decoded.push(byte);
+                i += 3;
+            }
+            b'+' => {
+                decoded.push(b' ');
+                i += 1;
+            }
+            byte => {
+                decoded.push(byte);
+                i += 1;
             }
         }
-        Ok(format)
     }
+    String::from_utf8(decoded).map_err(|_| "the decoded text is not UTF-8")
 }
 
 /// Decodes a JSON body. Syntax errors are 400 with line and column; a valid
@@ -443,27 +431,39 @@ impl Response {
     /// A response with a body already encoded.
     pub fn bytes(status: u16, content_type: &'static str, body: Body) -> Response {
         Response {
-            body: Some((content_type, body)),
-            ..Response::empty(status)
-        }
-    }
-
-    /// A response without a body (204, 304).
-    pub fn empty(status: u16) -> Response {
-        Response {
             status,
             // Room for the usual few: ETag, Location, two of CORS.
             headers: Vec::with_capacity(4),
-            body: None,
+            body: Some((content_type, body)),
             delay: Duration::ZERO,
             unanswered: false,
             probe: false,
         }
     }
 
+    /// A response without a body (204, 304).
+    pub fn empty(status: u16) -> Response {
+        let mut response = Response::bytes(status, "", Body::Owned(Vec::new()));
+        response.body = None;
+        response
+    }
+
     pub fn with_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
         self.headers.push((name, value.into()));
         self
+    }
+
+    /// Says that the response depends on the request header field `name`
+    /// (RFC 9110 section 12.5.5), for a shared cache: one `Vary` field
+    /// line lists them all.
+    pub fn vary(&mut self, name: &'static str) {
+        for (field, value) in self.headers.iter_mut() {
+            if *field == "Vary" {
+                *value = format!("{value}, {name}").into();
+                return;
+            }
+        }
+        self.headers.push(("Vary", name.into()));
     }
 
     /// The value of one of the extra header fields, if set.
@@ -488,34 +488,39 @@ impl Response {
     /// section 9.3.2); `connection` is sent as the `Connection` field.
     pub fn encode(&self, date: &str, head_only: bool, connection: Option<&str>) -> Vec<u8> {
         let body = self.body_bytes();
-        let mut out = Vec::with_capacity(512 + body.len());
-        for part in ["HTTP/1.1 ", status_text(self.status), "\r\n"] {
-            out.extend_from_slice(part.as_bytes());
-        }
-        let mut field = |name: &str, value: &str| {
-            for part in [name, ": ", value, "\r\n"] {
-                out.extend_from_slice(part.as_bytes());
-            }
-        };
-        field("Date", date);
+        let mut head = String::with_capacity(512 + body.len());
+        head += "HTTP/1.1 ";
+        head += status_text(self.status);
+        head += "\r\nDate: ";
+        head += date;
         // Clients may keep a copy, but must revalidate it (ETag) first.
-        field("Cache-Control", "no-cache");
+        head += "\r\nCache-Control: no-cache\r\n";
         if let Some((content_type, _)) = &self.body {
-            field("Content-Type", content_type);
+            head += "Content-Type: ";
+            head += content_type;
+            head += "\r\n";
         }
         // RFC 9110 section 8.6: no Content-Length on a 204 or a 304; a
         // stream's length is not known (`Stream`).
         let stream = matches!(self.body, Some((_, Body::Stream(_))));
         if self.status != 204 && self.status != 304 && !stream {
-            field("Content-Length", &body.len().to_string());
+            head += "Content-Length: ";
+            head += &body.len().to_string();
+            head += "\r\n";
         }
         for (name, value) in &self.headers {
-            field(name, value);
+            head += name;
+            head += ": ";
+            head += value;
+            head += "\r\n";
         }
         if let Some(connection) = connection {
-            field("Connection", connection);
+            head += "Connection: ";
+            head += connection;
+            head += "\r\n";
         }
-        out.extend_from_slice(b"\r\n");
+        head += "\r\n";
+        let mut out = head.into_bytes();
         if !head_only {
             out.extend_from_slice(body);
         }

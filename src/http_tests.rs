@@ -225,16 +225,6 @@ fn the_body_read_is_kept_and_one_never_read_is_not() {
     assert_eq!(read(b"{}", json, Some(9)), (Some(413), None));
 }
 
-#[test]
-fn path_and_query_of_a_target() {
-    let mut body: &[u8] = b"";
-    let req = request("/api/todos?title_like=a%20b&_page=2", &mut body);
-    assert_eq!(req.path(), "/api/todos");
-    let query = req.query().unwrap();
-    assert_eq!(query[0], ("title_like".to_string(), "a b".to_string()));
-    assert_eq!(request("/api", &mut body).query().unwrap(), []);
-}
-
 fn text(response: &Response, head_only: bool) -> String {
     String::from_utf8_lossy(&response.encode("Thu, 01 Jan 1970 00:00:00 GMT", head_only, None))
         .into_owned()

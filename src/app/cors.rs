@@ -14,43 +14,26 @@ pub const EXPOSED: &str = "Location, ETag, X-Total-Count, Link, Content-Range, X
 
 impl App {
     /// Adds the CORS header fields (the Fetch standard's CORS protocol) to
-    /// `response`, so a page served from another origin can call the API.
-    /// As json-server does by default, the request's `Origin` is echoed in
-    /// `Access-Control-Allow-Origin` with `Access-Control-Allow-Credentials:
-    /// true`, so that a `fetch` with `credentials: 'include'` (axios's
-    /// `withCredentials`) is let through: the Fetch standard refuses `*`
-    /// for such a request. Any origin by default, only the `--cors-origin`
-    /// ones when listed, none with `--no-cors`. The answer depends on
-    /// `Origin`, so every response says `Vary: Origin` (RFC 9110 section
-    /// 12.5.5), for a shared cache; a request without `Origin` (not from a
-    /// browser's script) gets nothing else. A preflight, the 204 to an
-    /// `OPTIONS` with `Access-Control-Request-Method`, gets the path's
-    /// methods and the request headers asked for; any other response
-    /// exposes the header fields a client script needs.
-    pub(super) fn cors(&self, req: &Request<'_>, mut response: Response) -> Response {
-        if matches!(self.options.cors, Cors::Off) {
-            return response;
-        }
-        // The answer depends on `Origin`. `/` varies with `Accept` already:
-        // one field line then says both.
-        let mut vary = None;
-        for (name, value) in response.headers.iter_mut() {
-            if *name == "Vary" {
-                vary = Some(value);
-                break;
-            }
-        }
-        match vary {
-            Some(value) => *value = format!("{value}, Origin").into(),
-            None => response.headers.push(("Vary", "Origin".into())),
-        }
-        let Some(origin) = req.header("Origin") else {
-            return response;
-        };
+    /// the response to a request with `Origin`, so a page served from
+    /// another origin can call the API; [`App::handle`] calls it only
+    /// with CORS on, after adding `Vary: Origin` (RFC 9110 section
+    /// 12.5.5), which every response then carries, for a shared cache: a
+    /// request without `Origin` (not from a browser's script) gets
+    /// nothing else. As json-server does by default, the request's
+    /// `Origin` is echoed in `Access-Control-Allow-Origin` with
+    /// `Access-Control-Allow-Credentials: true`, so that a `fetch` with
+    /// `credentials: 'include'` (axios's `withCredentials`) is let
+    /// through: the Fetch standard refuses `*` for such a request. Any
+    /// origin by default, only the `--cors-origin` ones when listed, none
+    /// with `--no-cors`. A preflight, the 204 to an `OPTIONS` with
+    /// `Access-Control-Request-Method`, gets the path's methods and the
+    /// request headers asked for; any other response exposes the header
+    /// fields a client script needs.
+    pub(super) fn cors(&self, req: &Request<'_>, origin: &str, response: &mut Response) {
         if let Cors::Origins(listed) = &self.options.cors
             && !listed.iter().any(|o| o.eq_ignore_ascii_case(origin))
         {
-            return response;
+            return;
         }
         let allow_origin = origin.to_string();
         let preflight = response.status == 204 && req.is_preflight();
@@ -81,6 +64,5 @@ impl App {
             }
             None => headers.push(("Access-Control-Expose-Headers", EXPOSED.into())),
         }
-        response
     }
 }

@@ -20,10 +20,9 @@
 use std::sync::Arc;
 
 use super::openapi::Served;
-use super::query_check::Query;
-use super::{App, Target, not_modified};
+use super::{App, Query, Target, check_query, not_modified};
 use crate::error::ApiError;
-use crate::http::{Body, JSON, Method, Request, Response, prefers_html};
+use crate::http::{Body, JSON, Method, Request, Response, accepts_json, prefers_html};
 
 /// The page `GET /` sends to a browser.
 const PAGE: &[u8] = include_bytes!("index.html");
@@ -87,14 +86,17 @@ impl App {
 
     /// `/`: the index of what is served, as JSON or as an HTML page.
     pub(super) fn home(&self, req: &Request<'_>) -> Result<Response, ApiError> {
-        let response = if prefers_html(req.header("Accept")) {
+        let accept = req.header("Accept");
+        let mut response = if prefers_html(accept) {
             let page = Body::Owned(PAGE.to_vec());
             Response::bytes(200, "text/html; charset=utf-8", page)
+        } else if accept.is_some_and(|accept| !accepts_json(accept)) {
+            return Err(ApiError::NotAcceptable);
         } else {
-            req.check_accept()?;
             Response::json(200, &HOME)
         };
-        Ok(response.with_header("Vary", "Accept"))
+        response.vary("Accept");
+        Ok(response)
     }
 }
 
@@ -134,6 +136,15 @@ pub(super) fn no_route(target: &str, resource: Target<'_>, recording: bool) -> A
     }
 }
 
+/// Whether the rest of a path no resource matched looks like a collection
+/// or an item this server does not keep: one or two segments, the first a
+/// word (not `_admin`), none of them a file name (`/favicon.ico`).
+pub(super) fn looks_like_collection(rest: &[&str]) -> bool {
+    matches!(rest.len(), 1 | 2)
+        && rest[0].starts_with(|c: char| c.is_ascii_alphabetic())
+        && !rest.iter().any(|segment| segment.contains('.'))
+}
+
 impl App {
     /// The methods served at `target`, as `Allow` lists them (RFC 9110
     /// section 10.2.1); `None` when no method is.
@@ -165,7 +176,7 @@ impl App {
             return Err(not_allowed(req, target, allow, self.options.read_only));
         }
         if !req.is_preflight() {
-            self.check_query(req.method, target, query)?;
+            check_query(self.route(Method::Get, target), query.pairs()?)?;
         }
         Ok(Response::empty(204).with_header("Allow", allow))
     }

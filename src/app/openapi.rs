@@ -26,7 +26,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{OPENAPI, Options};
+use super::Options;
+
+/// The OpenAPI 3.1 document describing this API with every feature on;
+/// [`Served::new`] makes the one served.
+pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 use crate::store::entity_tag;
 
 /// The served document: its bytes and its `ETag`.

@@ -1,5 +1,8 @@
-//! Content negotiation (RFC 9110 section 12): what an `Accept` field
-//! admits, or prefers.
+//! Media types: what an `Accept` field admits, or prefers (content
+//! negotiation, RFC 9110 section 12), and the format a request body's
+//! `Content-Type` names (section 8.3).
+
+use crate::error::ApiError;
 
 /// Whether an `Accept` value admits a JSON response: it names `*/*`,
 /// `application/*`, `application/json` or `application/problem+json` with
@@ -81,4 +84,54 @@ fn ranges(accept: &str) -> impl Iterator<Item = (String, f32)> + '_ {
             .unwrap_or(0.0);
         (media, q)
     })
+}
+
+/// The hint of a 415: the media types a body may have.
+pub(super) fn media_types_hint(merge_patch: bool) -> String {
+    let also = if merge_patch {
+        ", application/merge-patch+json"
+    } else {
+        ""
+    };
+    format!("send Content-Type: application/json{also} or application/x-www-form-urlencoded")
+}
+
+/// The body formats we decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    Json,
+    Form,
+}
+
+impl BodyFormat {
+    /// The format a `Content-Type` value names (RFC 9110 section 8.3). Type
+    /// and subtype are case-insensitive; a `charset` must be UTF-8; other
+    /// parameters are ignored. Anything else is 415.
+    pub fn of(value: &str, merge_patch: bool) -> Result<BodyFormat, ApiError> {
+        let mut parts = value.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        let format =
+            if is("application/json") || (merge_patch && is("application/merge-patch+json")) {
+                BodyFormat::Json
+            } else if is("application/x-www-form-urlencoded") {
+                BodyFormat::Form
+            } else {
+                return Err(ApiError::UnsupportedMediaType {
+                    detail: format!("Content-Type '{}' is not supported", value.trim()),
+                    hint: media_types_hint(merge_patch),
+                });
+            };
+        for (name, charset) in parts.filter_map(|param| param.split_once('=')) {
+            let charset = charset.trim().trim_matches('"');
+            if name.trim().eq_ignore_ascii_case("charset") && !charset.eq_ignore_ascii_case("utf-8")
+            {
+                return Err(ApiError::UnsupportedMediaType {
+                    detail: format!("charset '{charset}' is not supported"),
+                    hint: "send the body in UTF-8, with charset=utf-8 or no charset".into(),
+                });
+            }
+        }
+        Ok(format)
+    }
 }
