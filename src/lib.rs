@@ -25,8 +25,8 @@
 //! | `main.rs` | read the configuration, start logging, serve until a signal, the start-up summary, exit codes |
 //! | `lib.rs` | this overview; `open_store()`, which fills a new store with `--generate`; `start_app()` |
 //! | `transport/` | connections and bytes; the only code that names the HTTP library. `transport.rs`: its public face (bind, start, stop, wait); `connection.rs`: the normal path, a connection's requests read, answered and written one after the other, and the turns of `--threads`; `body.rs`: message bodies both ways: what a head says of its body, the body's reader, a response's write by one deadline, and the room for responses waiting on their clients; `unread.rs`: a body refused unread; `accept.rs`: the accept loop, the connection threads, the watchdog; `capacity.rs`: the connection cap, and what each connection's thread is doing (`Doing`: reading a head since when, serving, streaming, closing), which the thread sets and the watchdog and the stop read; `stream.rs`: a response whose body is a stream, sent without a turn; `sockets.rs`: a connection's socket found and shut down, for the idle connections closed at the cap and the streams at the stop; `access_log.rs`: one line per request |
-//! | `app/` | `app.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the order of checks, the handlers of the collections and items; `query_check.rs`: the query string, decoded once, and what each resource takes of it; `cors.rs`: the CORS header fields every response gets; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
-//! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: `Accept`; `prefer.rs`: `Prefer` (RFC 7240); `urlencoded.rs`: the query string and form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
+//! | `app/` | `app.rs`: the routing table (the path to a resource, then the method: the one place a path is read), the checks in their order, the query decoded once and checked as the route takes it, the handlers of the collections and items; `setup.rs`: what `App` holds, its `Options`, and its making; `query_check.rs`: `_delay`, and the 400 of a path that takes no query; `cors.rs`: the CORS header fields of a response to a request with `Origin`; `index.rs`: `/`, `/api`, `/healthz`, the OpenAPI document, and the answers when the table has no route (404, 405 with its hint, `OPTIONS`); `openapi.rs`: the OpenAPI document served, `openapi.json` (`OPENAPI`) less what the configuration leaves off; `faults.rs`: failure on purpose (`--faults`); `record.rs`: the request log of `--record` and its endpoints, `/_admin/requests`; `events.rs`: `/api/events`, the change feed as server-sent events |
+//! | `http/` | the request and the response as the application sees them, and the [`http::Handler`] trait where the application and the transport meet: header fields, the query and the body decoded, the HTTP/1.1 encoding; `negotiation.rs`: media types, what `Accept` admits and what `Content-Type` names; `prefer.rs`: `Prefer` (RFC 7240); `urlencoded.rs`: form bodies; `conditional.rs`: `If-Match` and `If-None-Match`; `problem.rs`: every error as problem+json |
 //! | `model/` | widgets and todos, their rules (`Validator`), text (`Str`) and fields as queries read them (`Field`); `query.rs`: the list query language, `query/filter.rs`: its filters (values in a set, `_like` patterns), and `query/simple_rest.rs`: react-admin's simple-rest dialect translated into it; `spelling.rs`: "did you mean"; `generate.rs`: the items of `--generate`, from a seeded SplitMix64 |
 //! | `store/` | `store.rs`: the locked collections, every read and write (one lock each), ids, list reads; `items.rs`: what is under a collection's lock: its items by id, packed, and what it keeps between writes (the whole list, up to a bound; sorted orders; items' JSON); `feed.rs`: every acknowledged write as an event, numbered in the order of the writes, for `/api/events`, and `feed/subscribers.rs`: its subscribers joining and reading it; with `--data`: `journal.rs` (the write-ahead journal, group commit, snapshots), `compaction.rs` (the store opened from its files and closed; when the snapshot is written; the files changed by another program, and `--watch`), `edits.rs` (how such a change is noticed), `load.rs` (loading at start-up), `direct.rs` (an item read straight into its type), `files.rs` (the files on disk, and their format) |
 //! | `config/` | flags, arguments and environment variables into a `Command` (serve with a `Config`, `healthcheck`, help, version); `options.rs`: each option, its parser, json-server's spellings, and `--help`; `file.rs`: the options of a `--config` file (json-server.json); `modes.rs`: the settings the start-up summary names; `fault_settings.rs`: the values of `--faults`, `--fail-rate`, `--fail-status` |
@@ -46,7 +46,7 @@
 //! backquotes opens that request's list, and each item of the list starts
 //! with the paths it is about, in backquotes; the rest is prose.
 //!
-//! A `GET /api/todos/1` runs eight files:
+//! A `GET /api/todos/1` runs seven files:
 //!
 //! 1. `transport/connection.rs`: the connection's thread gets the request
 //!    from the HTTP library (`serve_connection`) and says in its slot that
@@ -60,17 +60,16 @@
 //! 3. `transport/body.rs`: the head checked (`Framing`), the body's
 //!    reader made (`BodyReader`), and the response written by one
 //!    deadline (`write_all`);
-//! 4. `http.rs`: [`http::Request`] (method, path, query, `Accept`) and
+//! 4. `http.rs`: [`http::Request`] (method, header fields) and
 //!    [`http::Response`], with its encoding as HTTP/1.1 bytes;
 //! 5. `app.rs`: [`app::App`]'s `handle`; the routing table, `target`
 //!    (the resource the path names) then `route` (the method); `check`'s
-//!    checks in order; `dispatch`, and `get`;
+//!    checks in order, the last the handler, `get`;
 //! 6. `model.rs`: the id, read from the path (`parse_decimal`);
 //! 7. `store.rs`: [`store::Store::get`] locks the collection and takes
-//!    the item's JSON and `ETag`, made once by [`store::render`];
-//! 8. `app/cors.rs`: the CORS header fields every response gets.
+//!    the item's JSON and `ETag`, made once by [`store::render`].
 //!
-//! A `POST /api/todos` runs nine:
+//! A `POST /api/todos` runs eight:
 //!
 //! 1. `transport/connection.rs`, `transport/body.rs`: as for the GET, and
 //!    the body's reader (`BodyReader`), which the handler reads;
@@ -81,38 +80,35 @@
 //!    [`model::Todo`], which serde's derive serializes;
 //! 5. `store.rs`, `error.rs`: [`store::Store::create`] gives it the
 //!    next id under one lock, and makes its JSON and `ETag` after it;
-//! 6. `store/items.rs`: the collection's items by id, where it goes;
-//! 7. `app/cors.rs`: as for the GET.
+//! 6. `store/items.rs`: the collection's items by id, where it goes.
 //!
-//! A `GET /api/todos?_page=1&_limit=5` runs twelve:
+//! A `GET /api/todos?_page=1&_limit=5` runs nine:
 //!
 //! 1. `transport/connection.rs`, `transport/body.rs`, `http.rs`: as for
-//!    the GET of one todo;
-//! 2. `app.rs`: the routing table, the checks, and `list`, which adds
-//!    `X-Total-Count` and `Link`;
-//! 3. `app/query_check.rs`, `http/urlencoded.rs`: the query string decoded once into
-//!    name and value pairs (`Query::decode`, `query_pairs`), then checked
-//!    as a list query (`check_query`);
-//! 4. `model/query.rs`, `model.rs`: the list query parsed (`parse`),
+//!    the GET of one todo, and the query string decoded once into name
+//!    and value pairs (`query_pairs`);
+//! 2. `app.rs`: the routing table, which splits the query off; the
+//!    checks, the query's by what the route takes (`Query::decode`,
+//!    `check_query`); and `list`, which adds `X-Total-Count` and `Link`;
+//! 3. `model/query.rs`, `model.rs`: the list query parsed (`parse`),
 //!    its `plan` (here a page of the items in id order), run over the
 //!    items, and the page's `Link` (`Content-Range` only in react-admin's
 //!    dialect, `model/query/simple_rest.rs`);
-//! 5. `store.rs`, `store/items.rs`, `error.rs`: [`store::Store::list`]
-//!    takes the page under the collection's lock, and renders it;
-//! 6. `app/cors.rs`: as for the GET.
+//! 4. `store.rs`, `store/items.rs`, `error.rs`: [`store::Store::list`]
+//!    takes the page under the collection's lock, and renders it.
 //!
-//! A `PATCH /api/todos/1` runs nine:
+//! A `PATCH /api/todos/1` runs eight:
 //!
 //! 1. `transport/connection.rs`, `transport/body.rs`, `http.rs`: as for
 //!    the POST, the body read and decoded;
 //! 2. `app.rs`: the routing table, the checks, the id, and `update`,
-//!    with `If-Match` checked under the lock (`precondition`);
+//!    with `If-Match`, when sent, checked under the lock
+//!    (`precondition`);
 //! 3. `model.rs`: the fields checked (`Validator`) into a patch, then
 //!    applied to the item;
 //! 4. `store.rs`, `store/items.rs`, `error.rs`:
 //!    [`store::Store::update`] changes the item under one lock, and
-//!    renders a copy of it after;
-//! 5. `app/cors.rs`: as for the GET.
+//!    renders a copy of it after.
 //!
 //! With `--data`, `store/journal.rs` writes its record too; with
 //! `--log-level info` (the default), `transport/access_log.rs` writes the
