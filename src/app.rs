@@ -122,7 +122,7 @@ enum Kind {
 }
 
 impl Kind {
-    /// The collection's name, as in its path.
+    /// Its name, as in its path.
     fn name(self) -> &'static str {
         match self {
             Kind::Widgets => Widget::COLLECTION,
@@ -279,9 +279,9 @@ impl App {
         })
     }
 
-    /// The checks of the module comment, in its order; the last, 7, is
-    /// the route's handler, with the item's id (check 3) and the list
-    /// query (check 5) it takes.
+    /// The checks, numbered in the order docs/api.md tells them; the last,
+    /// 7, is the route's handler, with the item's id (check 3) and the
+    /// list query (check 5) it takes.
     fn check(
         &self,
         req: &mut Request<'_>,
@@ -377,8 +377,8 @@ impl Query {
         error: None,
     };
 
-    /// `query`, decoded ([`http::query_pairs`]); `_delay` is read only
-    /// when a parameter has that name.
+    /// `query`, decoded ([`query_pairs`]); `_delay` is read only when a
+    /// parameter has that name.
     fn decode(query: &str) -> Query {
         let (pairs, mut error) = match query_pairs(query) {
             Ok(pairs) => (pairs, None),
@@ -474,7 +474,9 @@ impl App {
         let new = T::parse_new(req.fields(false, T::EXAMPLE)?)?;
         let (item, rendered) = self.store.create::<T>(new)?;
         let location = format!("/api/{}/{}", T::COLLECTION, item.id());
-        Ok(json(201, rendered).with_header("Location", location))
+        let mut response = json(201, rendered);
+        response.headers.push(("Location", location.into()));
+        Ok(response)
     }
 
     /// `DELETE /api/{collection}` with `--allow-reset`: every item gone.
@@ -495,9 +497,8 @@ impl App {
     ) -> Result<Response, ApiError> {
         // An unknown id is 404 whatever the body or If-Match (RFC 9110
         // section 13.2.1: a failure found before the content is processed
-        // wins over preconditions). Then the body's checks, then If-Match,
-        // under the store's lock: of two updates sent with the same
-        // If-Match, only the first to get there may change the item.
+        // wins over preconditions). Then the body, then If-Match under the
+        // store's lock: of two updates with the same tag, only one wins.
         if !self.store.contains::<T>(id) {
             return Err(missing::<T>(id));
         }

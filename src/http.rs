@@ -443,9 +443,10 @@ impl Response {
 
     /// A response without a body (204, 304).
     pub fn empty(status: u16) -> Response {
-        let mut response = Response::bytes(status, "", Body::Owned(Vec::new()));
-        response.body = None;
-        response
+        Response {
+            body: None,
+            ..Response::bytes(status, "", Body::Owned(Vec::new()))
+        }
     }
 
     pub fn with_header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Self {
