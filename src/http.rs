@@ -3,10 +3,11 @@
 //!
 //! - A request: its method, its target (the path, and the query decoded
 //!   into name and value pairs, [`query_pairs`]), the few header fields
-//!   the server reads ([`READ_HEADERS`]), and its body as a plain reader. Reading the body checks, in this order, the size cap against
+//!   the server reads ([`READ_HEADERS`]), and its body as a plain reader.
+//!   Reading the body checks, in this order, the size cap against
 //!   `Content-Length` (before a byte is read), the media type
-//!   (`Content-Type`), the size cap again while reading, and the syntax of
-//!   the format, JSON or form (RFC 9110 section 8.3).
+//!   (`Content-Type`, `negotiation.rs`), the size cap again while reading,
+//!   and the syntax of the format, JSON or form (RFC 9110 section 8.3).
 //! - Content negotiation: whether `Accept` admits JSON or prefers HTML
 //!   (section 12.5.1, `negotiation.rs`); and the `return` preference of
 //!   `Prefer` (`prefer.rs`, RFC 7240).
