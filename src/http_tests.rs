@@ -225,6 +225,17 @@ fn the_body_read_is_kept_and_one_never_read_is_not() {
     assert_eq!(read(b"{}", json, Some(9)), (Some(413), None));
 }
 
+/// `Vary` is one field line listing every request field the response
+/// depends on (RFC 9110 section 12.5.5), in the order they were added.
+#[test]
+fn vary_lists_the_fields_on_one_line() {
+    let mut response = Response::empty(204);
+    response.vary("Accept");
+    response.vary("Origin");
+    assert_eq!(response.header("Vary"), Some("Accept, Origin"));
+    assert_eq!(response.headers.len(), 1);
+}
+
 fn text(response: &Response, head_only: bool) -> String {
     String::from_utf8_lossy(&response.encode("Thu, 01 Jan 1970 00:00:00 GMT", head_only, None))
         .into_owned()
