@@ -318,15 +318,12 @@ impl App {
             None if query.pairs.is_empty() => None,
             None => check_query(Some(route), &query.pairs)?,
         };
-        // 6. `Accept`, when sent (`/` also serves HTML: `index.rs`
-        // negotiates).
-        if let Some(accept) = req.header("Accept") {
-            match route {
-                Route::Home => {}
-                Route::Events => events::check_accept(accept)?,
-                _ if !accepts_json(accept) => return Err(ApiError::NotAcceptable),
-                _ => {}
-            }
+        // 6. `Accept`, when sent (`/` also serves HTML: `index.rs`).
+        match (route, req.header("Accept")) {
+            (Route::Home, _) | (_, None) => {}
+            (Route::Events, Some(accept)) => events::check_accept(accept)?,
+            (_, Some(accept)) if !accepts_json(accept) => return Err(ApiError::NotAcceptable),
+            _ => {}
         }
         // 7. The handler.
         let pairs = &query.pairs;
