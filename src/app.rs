@@ -494,12 +494,19 @@ impl App {
     ) -> Result<Response, ApiError> {
         // An unknown id is 404 whatever the body or If-Match (RFC 9110
         // section 13.2.1: a failure found before the content is processed
-        // wins over preconditions). Then the body, then If-Match under the
-        // store's lock: of two updates with the same tag, only one wins.
-        if !self.store.contains::<T>(id) {
-            return Err(missing::<T>(id));
-        }
-        let patch = T::parse_patch(req.fields(merge_patch, T::EXAMPLE)?, id)?;
+        // wins over preconditions); then the body; then If-Match, under the
+        // store's lock: of two updates with the same tag, only one wins. An
+        // item that is there is looked up once, under the lock that changes
+        // it; only a body in error asks first whether the item is there.
+        let parsed = match req.fields(merge_patch, T::EXAMPLE) {
+            Ok(fields) => T::parse_patch(fields, id),
+            Err(error) => Err(error),
+        };
+        let patch = match parsed {
+            Ok(patch) => patch,
+            Err(_) if !self.store.contains::<T>(id) => return Err(missing::<T>(id)),
+            Err(error) => return Err(error),
+        };
         let if_match = req.header("If-Match");
         let check = |item: &T| match if_match {
             Some(header) => precondition(header, item),
@@ -508,8 +515,7 @@ impl App {
         let updated = self
             .store
             .update::<T>(id, check, |item| item.apply(patch))?;
-        // `None`: deleted since the check above.
-        let (_, rendered) = updated.ok_or_else(|| missing::<T>(id))?;
+        let rendered = updated.ok_or_else(|| missing::<T>(id))?;
         Ok(json(200, rendered))
     }
 

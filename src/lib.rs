@@ -42,9 +42,6 @@
 //! meets them, as `scripts/trace.sh 'GET /api/todos/1'` shows them (with
 //! every function and its line). CI runs `scripts/trace.sh --check`, which
 //! fails when a list below and the trace disagree on a file, either way.
-//! So that it can read them: a paragraph that names a request in
-//! backquotes opens that request's list, and each item of the list starts
-//! with the paths it is about, in backquotes; the rest is prose.
 //!
 //! A `GET /api/todos/1` runs seven files:
 //!
@@ -107,8 +104,8 @@
 //! 3. `model.rs`: the fields checked (`Validator`) into a patch, then
 //!    applied to the item;
 //! 4. `store.rs`, `store/items.rs`, `error.rs`:
-//!    [`store::Store::update`] changes the item under one lock, and
-//!    renders a copy of it after.
+//!    [`store::Store::update`] changes the item and renders it, under
+//!    one lock.
 //!
 //! With `--data`, `store/journal.rs` writes its record too; with
 //! `--log-level info` (the default), `transport/access_log.rs` writes the

@@ -318,17 +318,16 @@ impl Store {
     }
 
     /// Runs `check` and then `change` on the item under the lock, and
-    /// returns a copy of the changed item and its JSON, or `None` when
-    /// there is no such item. An error from `check` (an `If-Match` that no
-    /// longer matches) changes nothing. Returns once the change is durable
-    /// (with `--data`).
+    /// returns the changed item's JSON, or `None` when there is no such
+    /// item. An error from `check` (an `If-Match` that no longer matches)
+    /// changes nothing. Returns once the change is durable (with `--data`).
     pub fn update<T: Stored>(
         &self,
         id: u64,
         check: impl FnOnce(&T) -> Result<(), ApiError>,
         change: impl FnOnce(&mut T),
-    ) -> Result<Option<(T, Rendered)>, ApiError> {
-        let (changed, appended, ticket) = {
+    ) -> Result<Option<Rendered>, ApiError> {
+        let (rendered, appended, ticket) = {
             let mut guard = lock(T::collection(self));
             let collection = &mut *guard;
             let Some(item) = self.checked(&mut collection.items, id, check)? else {
@@ -348,23 +347,24 @@ impl Store {
                     Some((appended, std::mem::replace(item, changed)))
                 }
             };
-            let changed = item.clone();
+            // One item's JSON, made under the lock as a read of it is
+            // (`get`): a copy to make it from outside would cost as much.
+            let rendered = render(&*item)?;
             collection.changed(Some(id));
             let appended = undo.map(|(appended, before)| {
                 collection.remember(appended, Undo::Restore(before));
                 appended
             });
-            (changed, appended, self.ticket())
+            (rendered, appended, self.ticket())
         };
         if let Some(appended) = appended {
             self.commit(appended)?;
         }
-        let rendered = render(&changed)?;
         if let Some(ticket) = ticket {
             let body = Some(rendered.body.as_slice());
             ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
         }
-        Ok(Some((changed, rendered)))
+        Ok(Some(rendered))
     }
 
     /// Under the collection's lock, before a change to item `id`: the item,

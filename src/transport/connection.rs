@@ -22,7 +22,6 @@
 //! `body.rs`, a whole response's deadline; in `unread.rs`, the answer to
 //! a body refused before it was read.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -266,7 +265,7 @@ fn answer<'s>(
 struct Head {
     method: Method,
     /// The method as sent, for messages about unsupported ones.
-    method_name: Cow<'static, str>,
+    method_name: String,
     target: String,
     /// The fields of [`READ_HEADERS`] the request has.
     headers: Vec<(&'static str, String)>,
@@ -277,11 +276,8 @@ struct Head {
 
 impl Head {
     fn of(incoming: &tiny_http::Request) -> Head {
-        let method = Method::parse(incoming.method().as_str());
-        let method_name = match method.name() {
-            Some(name) => Cow::Borrowed(name),
-            None => Cow::Owned(incoming.method().as_str().to_string()),
-        };
+        let method_name = incoming.method().as_str().to_string();
+        let method = Method::parse(&method_name);
         let mut headers = Vec::new();
         for &name in READ_HEADERS {
             if let Some(value) = incoming.headers().get(name) {
