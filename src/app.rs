@@ -116,17 +116,17 @@ impl Handler for App {
 
 /// A collection, as the routing table names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum Collection {
     Widgets,
     Todos,
 }
 
-impl Kind {
+impl Collection {
     /// Its name, as in its path.
     fn name(self) -> &'static str {
         match self {
-            Kind::Widgets => Widget::COLLECTION,
-            Kind::Todos => Todo::COLLECTION,
+            Collection::Widgets => Widget::COLLECTION,
+            Collection::Todos => Todo::COLLECTION,
         }
     }
 }
@@ -140,9 +140,9 @@ enum Target<'a> {
     Index,
     OpenApi,
     Events,
-    Collection(Kind),
+    Collection(Collection),
     /// An item, by the id as the path spells it (check 3 reads it).
-    Item(Kind, &'a str),
+    Item(Collection, &'a str),
     Requests,
     Request(&'a str),
     /// No resource, under `/api`; `true` when the path looks like a
@@ -190,7 +190,7 @@ impl Target<'_> {
 /// No resource has more than three segments, so at most four are kept (a
 /// fourth one only says that there are more).
 fn target(target: &str) -> (Target<'_>, &str) {
-    use Kind::{Todos, Widgets};
+    use Collection::{Todos, Widgets};
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let path = match path.split_once("://") {
         Some((_, rest)) if !path.starts_with('/') => rest.find('/').map_or("", |at| &rest[at..]),
@@ -235,13 +235,13 @@ enum Route<'a> {
     Health,
     OpenApi,
     Events,
-    List(Kind),
-    Create(Kind),
-    Reset(Kind),
-    Get(Kind),
-    Update(Kind),
-    Patch(Kind),
-    Delete(Kind),
+    List(Collection),
+    Create(Collection),
+    Reset(Collection),
+    Get(Collection),
+    Update(Collection),
+    Patch(Collection),
+    Delete(Collection),
     Requests(&'a record::Recorder),
     ClearRequests(&'a record::Recorder),
     Request(&'a record::Recorder, &'a str),
@@ -265,13 +265,13 @@ impl App {
             (Get | Head, Target::Health) => Route::Health,
             (Get | Head, Target::OpenApi) => Route::OpenApi,
             (Get | Head, Target::Events) => Route::Events,
-            (Get | Head, Target::Collection(kind)) => Route::List(kind),
-            (Post, Target::Collection(kind)) if writes => Route::Create(kind),
-            (Delete, Target::Collection(kind)) if reset => Route::Reset(kind),
-            (Get | Head, Target::Item(kind, _)) => Route::Get(kind),
-            (Put, Target::Item(kind, _)) if writes => Route::Update(kind),
-            (Patch, Target::Item(kind, _)) if writes => Route::Patch(kind),
-            (Delete, Target::Item(kind, _)) if writes => Route::Delete(kind),
+            (Get | Head, Target::Collection(collection)) => Route::List(collection),
+            (Post, Target::Collection(collection)) if writes => Route::Create(collection),
+            (Delete, Target::Collection(collection)) if reset => Route::Reset(collection),
+            (Get | Head, Target::Item(collection, _)) => Route::Get(collection),
+            (Put, Target::Item(collection, _)) if writes => Route::Update(collection),
+            (Patch, Target::Item(collection, _)) if writes => Route::Patch(collection),
+            (Delete, Target::Item(collection, _)) if writes => Route::Delete(collection),
             (Get | Head, Target::Requests) => Route::Requests(log?),
             (Delete, Target::Requests) => Route::ClearRequests(log?),
             (Get | Head, Target::Request(id)) => Route::Request(log?, id),
@@ -302,9 +302,9 @@ impl App {
         }
         // 3. An item's id: a positive integer in decimal digits.
         let id = match target {
-            Target::Item(kind, id) => match parse_decimal(id) {
+            Target::Item(collection, id) => match parse_decimal(id) {
                 Some(n) if (1..=MAX_SAFE_INTEGER).contains(&n) => n,
-                _ => return Err(not_an_id(kind, id)),
+                _ => return Err(not_an_id(collection, id)),
             },
             _ => 0,
         };
@@ -333,20 +333,20 @@ impl App {
             Route::Health => self.health(),
             Route::OpenApi => self.openapi(req),
             Route::Events => self.events(req, pairs),
-            Route::List(Kind::Todos) => self.list::<Todo>(req, list),
-            Route::List(Kind::Widgets) => self.list::<Widget>(req, list),
-            Route::Create(Kind::Todos) => self.create::<Todo>(req),
-            Route::Create(Kind::Widgets) => self.create::<Widget>(req),
-            Route::Reset(Kind::Todos) => self.reset::<Todo>(),
-            Route::Reset(Kind::Widgets) => self.reset::<Widget>(),
-            Route::Get(Kind::Todos) => self.get::<Todo>(req, id),
-            Route::Get(Kind::Widgets) => self.get::<Widget>(req, id),
-            Route::Update(Kind::Todos) => self.update::<Todo>(req, id, false),
-            Route::Update(Kind::Widgets) => self.update::<Widget>(req, id, false),
-            Route::Patch(Kind::Todos) => self.update::<Todo>(req, id, true),
-            Route::Patch(Kind::Widgets) => self.update::<Widget>(req, id, true),
-            Route::Delete(Kind::Todos) => self.delete::<Todo>(req, id),
-            Route::Delete(Kind::Widgets) => self.delete::<Widget>(req, id),
+            Route::List(Collection::Todos) => self.list::<Todo>(req, list),
+            Route::List(Collection::Widgets) => self.list::<Widget>(req, list),
+            Route::Create(Collection::Todos) => self.create::<Todo>(req),
+            Route::Create(Collection::Widgets) => self.create::<Widget>(req),
+            Route::Reset(Collection::Todos) => self.reset::<Todo>(),
+            Route::Reset(Collection::Widgets) => self.reset::<Widget>(),
+            Route::Get(Collection::Todos) => self.get::<Todo>(req, id),
+            Route::Get(Collection::Widgets) => self.get::<Widget>(req, id),
+            Route::Update(Collection::Todos) => self.update::<Todo>(req, id, false),
+            Route::Update(Collection::Widgets) => self.update::<Widget>(req, id, false),
+            Route::Patch(Collection::Todos) => self.update::<Todo>(req, id, true),
+            Route::Patch(Collection::Widgets) => self.update::<Widget>(req, id, true),
+            Route::Delete(Collection::Todos) => self.delete::<Todo>(req, id),
+            Route::Delete(Collection::Widgets) => self.delete::<Widget>(req, id),
             Route::Requests(log) => record::requests(log, pairs),
             Route::ClearRequests(log) => Ok(record::clear(log)),
             Route::Request(log, id) => record::request(log, id),
@@ -414,8 +414,8 @@ fn check_query(
     pairs: &[(String, String)],
 ) -> Result<Option<ListQuery>, ApiError> {
     match route {
-        Some(Route::List(Kind::Todos)) => return query::parse::<Todo>(pairs).map(Some),
-        Some(Route::List(Kind::Widgets)) => return query::parse::<Widget>(pairs).map(Some),
+        Some(Route::List(Collection::Todos)) => return query::parse::<Todo>(pairs).map(Some),
+        Some(Route::List(Collection::Widgets)) => return query::parse::<Widget>(pairs).map(Some),
         Some(Route::Events) => {
             events::Query::parse(pairs)?;
         }
@@ -547,10 +547,10 @@ impl App {
 }
 
 /// Check 3's 404: an id that is not a positive integer in decimal digits.
-fn not_an_id(kind: Kind, id: &str) -> ApiError {
+fn not_an_id(collection: Collection, id: &str) -> ApiError {
     ApiError::not_found(format!(
         "'{id}' is not a {} id: ids are positive integers like 1 or 42",
-        kind.name().trim_end_matches('s')
+        collection.name().trim_end_matches('s')
     ))
 }
 
@@ -585,7 +585,7 @@ fn precondition<T: Stored>(header: &str, item: &T) -> Result<(), ApiError> {
     Err(ApiError::PreconditionFailed {
         detail: format!(
             "If-Match: {header} does not match the current version of {} {}",
-            T::KIND,
+            T::ITEM,
             item.id()
         ),
     })
@@ -593,7 +593,7 @@ fn precondition<T: Stored>(header: &str, item: &T) -> Result<(), ApiError> {
 
 /// The 404 for a well-formed id that names no item.
 fn missing<T: Stored>(id: u64) -> ApiError {
-    ApiError::not_found(format!("no {} with id {id}", T::KIND))
+    ApiError::not_found(format!("no {} with id {id}", T::ITEM))
 }
 
 #[cfg(test)]

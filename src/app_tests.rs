@@ -38,8 +38,14 @@ fn post(app: &App, target: &str, json: &str) -> Response {
 #[test]
 fn the_resource_a_path_names() {
     let resource = |request_target| target(request_target).0;
-    assert_eq!(resource("/api/todos/"), Target::Collection(Kind::Todos));
-    assert_eq!(resource("/api/todos//"), Target::Item(Kind::Todos, ""));
+    assert_eq!(
+        resource("/api/todos/"),
+        Target::Collection(Collection::Todos)
+    );
+    assert_eq!(
+        resource("/api/todos//"),
+        Target::Item(Collection::Todos, "")
+    );
     assert_eq!(resource("/api/todos/1/x/y"), Target::NoneInApi(false));
     assert_eq!(resource("/api/posts/1"), Target::NoneInApi(true));
     assert_eq!(resource("/posts"), Target::Nothing(true));
@@ -59,11 +65,14 @@ fn the_resource_a_path_names() {
 fn the_query_of_a_target() {
     assert_eq!(
         target("/api/todos?title_like=a%20b&_page=2?"),
-        (Target::Collection(Kind::Todos), "title_like=a%20b&_page=2?")
+        (
+            Target::Collection(Collection::Todos),
+            "title_like=a%20b&_page=2?"
+        )
     );
     assert_eq!(
         target("/api/todos/1/?"),
-        (Target::Item(Kind::Todos, "1"), "")
+        (Target::Item(Collection::Todos, "1"), "")
     );
     let query = Query::decode("title_like=a%20b&_page=2&_delay=7");
     assert_eq!(

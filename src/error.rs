@@ -83,13 +83,13 @@ pub enum ApiError {
     /// `hint` names those we do.
     UnsupportedMediaType { detail: String, hint: String },
     /// 422: the body parsed but its content is invalid; every offending field
-    /// is listed. `kind` names the resource ("todo").
+    /// is listed. `subject` names what was checked ("todo", "request body").
     Invalid {
-        kind: &'static str,
+        subject: &'static str,
         errors: Vec<FieldError>,
     },
     /// 507: the collection already holds `--max-items` items.
-    InsufficientStorage { kind: &'static str, limit: usize },
+    InsufficientStorage { subject: &'static str, limit: usize },
     /// 507: a number the server hands out has run out: a collection's ids
     /// (the last is 2^53-1) or, with `--data`, the journal's record
     /// numbers. Nothing was changed; `hint` says what to do.
@@ -203,15 +203,15 @@ impl fmt::Display for ApiError {
             }
             ApiError::UnsupportedMediaType { detail, .. } => f.write_str(detail),
             ApiError::PreconditionFailed { detail } => f.write_str(detail),
-            ApiError::Invalid { kind, errors } => {
+            ApiError::Invalid { subject, errors } => {
                 let n = errors.len();
                 let s = if n == 1 { "" } else { "s" };
-                write!(f, "the {kind} has {n} invalid field{s}")
+                write!(f, "the {subject} has {n} invalid field{s}")
             }
-            ApiError::InsufficientStorage { kind, limit } => {
+            ApiError::InsufficientStorage { subject, limit } => {
                 write!(
                     f,
-                    "cannot create another {kind}: the collection holds its limit of {limit} items"
+                    "cannot create another {subject}: the collection holds its limit of {limit} items"
                 )
             }
             ApiError::Exhausted { detail, .. } => f.write_str(detail),

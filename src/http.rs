@@ -306,7 +306,7 @@ pub fn decode_json(body: &[u8]) -> Result<Fields, ApiError> {
         Err(err) if err.is_data() => match serde_json::from_str::<IgnoredAny>(text) {
             Ok(_) => {
                 return Err(ApiError::Invalid {
-                    kind: "request body",
+                    subject: "request body",
                     errors: vec![FieldError::new("", "must be a JSON object")],
                 });
             }

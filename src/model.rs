@@ -127,10 +127,10 @@ pub fn exact_integer(text: &str) -> Option<u64> {
     Some(n)
 }
 
-/// A kind of item the API serves.
+/// An item the API serves, a widget or a todo: its names and its rules.
 pub trait Resource: Serialize + Clone + Send + Sync + Queryable + 'static {
     /// Singular name for messages: "todo".
-    const KIND: &'static str;
+    const ITEM: &'static str;
     /// The collection's name: "todos" (its path is `/api/todos`).
     const COLLECTION: &'static str;
     /// A valid create body, for hints.
@@ -221,7 +221,7 @@ pub enum Need {
 /// Takes a body's fields out one by one as typed values; see the module
 /// comment.
 pub struct Validator {
-    kind: &'static str,
+    subject: &'static str,
     /// Each name sent, with its value; `None` for a name sent more than
     /// once, which is reported once and never read.
     fields: BTreeMap<String, Option<Input>>,
@@ -233,7 +233,7 @@ impl Validator {
     /// message when it is not among `known`, since it is the one field a
     /// client may reasonably think it can send on create. An unknown name
     /// close to a known one (`userid`, `titel`) gets a "did you mean".
-    pub fn new(kind: &'static str, sent: Fields, known: &[&str]) -> Validator {
+    pub fn new(subject: &'static str, sent: Fields, known: &[&str]) -> Validator {
         let mut errors = Vec::new();
         let mut fields: BTreeMap<String, Option<Input>> = BTreeMap::new();
         for (name, value) in sent {
@@ -248,16 +248,18 @@ impl Validator {
                 let message = if name == "id" {
                     "is assigned by the server; leave it out".to_string()
                 } else if let Some(meant) = spelling::closest(&name, known) {
-                    format!("is not a field of a {kind}; did you mean {meant}? (fields: {fields})")
+                    format!(
+                        "is not a field of a {subject}; did you mean {meant}? (fields: {fields})"
+                    )
                 } else {
-                    format!("is not a field of a {kind} (fields: {fields})")
+                    format!("is not a field of a {subject} (fields: {fields})")
                 };
                 errors.push(FieldError::new(&name, message));
             }
             fields.insert(name, Some(value));
         }
         Validator {
-            kind,
+            subject,
             fields,
             errors,
         }
@@ -347,16 +349,16 @@ impl Validator {
             return Ok(());
         }
         Err(ApiError::Invalid {
-            kind: self.kind,
+            subject: self.subject,
             errors: self.errors,
         })
     }
 }
 
 /// The 422 for an update that names no field to change.
-fn nothing_to_update(kind: &'static str, fields: &[&str]) -> ApiError {
+fn nothing_to_update(subject: &'static str, fields: &[&str]) -> ApiError {
     ApiError::Invalid {
-        kind,
+        subject,
         errors: vec![FieldError::new(
             "",
             format!("an update must set at least one of: {}", fields.join(", ")),
@@ -439,14 +441,14 @@ impl Queryable for Widget {
 }
 
 impl Resource for Widget {
-    const KIND: &'static str = "widget";
+    const ITEM: &'static str = "widget";
     const COLLECTION: &'static str = "widgets";
     const EXAMPLE: &'static str = r#"{"price": "$10", "quality": "good"}"#;
     type New = (String, String);
     type Patch = WidgetPatch;
 
     fn parse_new(fields: Fields) -> Result<(String, String), ApiError> {
-        let mut v = Validator::new(Self::KIND, fields, &["price", "quality"]);
+        let mut v = Validator::new(Self::ITEM, fields, &["price", "quality"]);
         let price = v.string("price", MAX_TEXT, Need::Required);
         let quality = v.string("quality", MAX_TEXT, Need::Required);
         v.finish()?;
@@ -455,13 +457,13 @@ impl Resource for Widget {
     }
 
     fn parse_patch(fields: Fields, id: u64) -> Result<WidgetPatch, ApiError> {
-        let mut v = Validator::new(Self::KIND, fields, &["id", "price", "quality"]);
+        let mut v = Validator::new(Self::ITEM, fields, &["id", "price", "quality"]);
         v.matching_id(id);
         let price = v.string("price", MAX_TEXT, Need::Optional);
         let quality = v.string("quality", MAX_TEXT, Need::Optional);
         v.finish()?;
         if price.is_none() && quality.is_none() {
-            return Err(nothing_to_update(Self::KIND, &["price", "quality"]));
+            return Err(nothing_to_update(Self::ITEM, &["price", "quality"]));
         }
         Ok(WidgetPatch { price, quality })
     }
@@ -518,14 +520,14 @@ impl Queryable for Todo {
 }
 
 impl Resource for Todo {
-    const KIND: &'static str = "todo";
+    const ITEM: &'static str = "todo";
     const COLLECTION: &'static str = "todos";
     const EXAMPLE: &'static str = r#"{"userId": 1, "title": "Buy milk"}"#;
     type New = (u64, String, bool);
     type Patch = TodoPatch;
 
     fn parse_new(fields: Fields) -> Result<(u64, String, bool), ApiError> {
-        let mut v = Validator::new(Self::KIND, fields, &["userId", "title", "completed"]);
+        let mut v = Validator::new(Self::ITEM, fields, &["userId", "title", "completed"]);
         let user_id = v.integer("userId", Need::Required);
         let title = v.string("title", MAX_TITLE, Need::Required);
         let completed = v.boolean("completed", Need::Optional);
@@ -537,14 +539,14 @@ impl Resource for Todo {
 
     fn parse_patch(fields: Fields, id: u64) -> Result<TodoPatch, ApiError> {
         const KNOWN: &[&str] = &["id", "userId", "title", "completed"];
-        let mut v = Validator::new(Self::KIND, fields, KNOWN);
+        let mut v = Validator::new(Self::ITEM, fields, KNOWN);
         v.matching_id(id);
         let user_id = v.integer("userId", Need::Optional);
         let title = v.string("title", MAX_TITLE, Need::Optional);
         let completed = v.boolean("completed", Need::Optional);
         v.finish()?;
         if user_id.is_none() && title.is_none() && completed.is_none() {
-            return Err(nothing_to_update(Self::KIND, &KNOWN[1..]));
+            return Err(nothing_to_update(Self::ITEM, &KNOWN[1..]));
         }
         Ok(TodoPatch {
             user_id,

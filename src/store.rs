@@ -53,7 +53,7 @@ use crate::error::{ApiError, lock};
 use crate::model::query::{ListQuery, Plan};
 use crate::model::{MAX_SAFE_INTEGER, Resource, Todo, Widget};
 pub use compaction::Durability;
-use feed::{Feed, Kind};
+use feed::{Change, Feed};
 pub(crate) use files::write_items;
 use items::{Collection, Items, Undo};
 use journal::{Appended, Storage};
@@ -261,7 +261,7 @@ impl Store {
         let rendered = render(&item)?;
         if let Some(ticket) = ticket {
             let (item_id, body) = (Some(item.id()), Some(rendered.body.as_slice()));
-            ticket.publish(Kind::Created, T::COLLECTION, item_id, body);
+            ticket.publish(Change::Created, T::COLLECTION, item_id, body);
         }
         Ok((item, rendered))
     }
@@ -298,7 +298,7 @@ impl Store {
         }
         if collection.items.len() >= self.shared.max_items {
             return Err(ApiError::InsufficientStorage {
-                kind: T::KIND,
+                subject: T::ITEM,
                 limit: self.shared.max_items,
             });
         }
@@ -362,7 +362,7 @@ impl Store {
         }
         if let Some(ticket) = ticket {
             let body = Some(rendered.body.as_slice());
-            ticket.publish(Kind::Updated, T::COLLECTION, Some(id), body);
+            ticket.publish(Change::Updated, T::COLLECTION, Some(id), body);
         }
         Ok(Some(rendered))
     }
@@ -409,7 +409,7 @@ impl Store {
             lock(T::collection(self)).forget_up_to(appended.seq);
         }
         if let Some(ticket) = ticket {
-            ticket.publish(Kind::Reset, T::COLLECTION, None, None);
+            ticket.publish(Change::Reset, T::COLLECTION, None, None);
         }
         Ok(())
     }
@@ -441,7 +441,7 @@ impl Store {
             self.commit(appended)?;
         }
         if let Some(ticket) = ticket {
-            ticket.publish(Kind::Deleted, T::COLLECTION, Some(id), None);
+            ticket.publish(Change::Deleted, T::COLLECTION, Some(id), None);
         }
         Ok(Some(deleted))
     }
@@ -522,7 +522,7 @@ fn no_ids_left<T: Resource>() -> ApiError {
         detail: format!(
             "no ids left: every {} id up to {MAX_SAFE_INTEGER} has been handed out, and ids \
              are never reused; nothing was stored",
-            T::KIND
+            T::ITEM
         ),
         hint: "keep new items in a new data file (--data)",
     }

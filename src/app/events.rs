@@ -309,11 +309,11 @@ fn opening(subscription: &Subscription, collection: Option<&'static str>) -> Vec
 ///
 /// [`Feed::encode_with`]: crate::store::feed::Feed::encode_with
 pub(super) fn encode(event: &Event<'_>) -> Vec<u8> {
-    let kind = event.kind.name();
+    let change = event.change.name();
     let item = event.item.unwrap_or_default();
     let mut buf = Vec::with_capacity(128 + item.len());
     let lines = format!(
-        "event: {kind}\nid: {}\ndata: {{\"collection\":\"{}\"",
+        "event: {change}\nid: {}\ndata: {{\"collection\":\"{}\"",
         event.id, event.collection
     );
     buf.extend_from_slice(lines.as_bytes());

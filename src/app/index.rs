@@ -194,8 +194,8 @@ fn not_allowed(req: &Request<'_>, target: Target<'_>, allow: String, read_only: 
              without --read-only to change data"
                 .to_string(),
         ),
-        Target::Collection(kind) if matches!(req.method, Delete) => {
-            let (collection, one) = (kind.name(), kind.name().trim_end_matches('s'));
+        Target::Collection(named) if matches!(req.method, Delete) => {
+            let (collection, one) = (named.name(), named.name().trim_end_matches('s'));
             Some(format!(
                 "DELETE /api/{collection} (every {one} at once) needs the server started with \
                  --allow-reset; to delete one {one}, DELETE /api/{collection}/{{id}}"

@@ -102,14 +102,14 @@ fn prune(document: &mut Value, offered: &dyn Fn(&str) -> bool) {
     };
     let mut dropped = Vec::new();
     if let Some(Value::Object(components)) = document.get_mut("components") {
-        for (kind, entries) in components.iter_mut() {
+        for (section, entries) in components.iter_mut() {
             let Value::Object(entries) = entries else {
                 continue;
             };
             entries.retain(|name, entry| {
                 let keep = !off(entry);
                 if !keep {
-                    dropped.push(format!("#/components/{kind}/{name}"));
+                    dropped.push(format!("#/components/{section}/{name}"));
                 }
                 keep
             });

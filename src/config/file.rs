@@ -44,13 +44,13 @@ pub(super) fn read(path: &str) -> Result<Vec<Given<'static>>, ConfigError> {
     for (key, value) in object {
         let opt = option(&key).ok_or_else(|| failed(unknown_key(&key)))?;
         let value = text_of(opt, &value).ok_or_else(|| {
-            let kind = if opt.takes_value() {
+            let expected = if opt.takes_value() {
                 "a string or a number"
             } else {
                 "true or false"
             };
             failed(format!(
-                "the value of \"{key}\" must be {kind}, not {value}"
+                "the value of \"{key}\" must be {expected}, not {value}"
             ))
         })?;
         // Checked now, so that the message names the key and the file.

@@ -20,11 +20,11 @@ pub fn accepts_json(accept: &str) -> bool {
     })
 }
 
-/// Whether an `Accept` value admits the media type `kind/subtype`: a
-/// range that matches it (by name, `kind/*` or `*/*`) has a q-value above
+/// Whether an `Accept` value admits the media type `top_level/subtype`: a
+/// range that matches it (by name, `top_level/*` or `*/*`) has a q-value above
 /// 0. Blank counts as absent.
-pub fn admits(accept: &str, kind: &str, subtype: &str) -> bool {
-    accept.trim().is_empty() || quality(accept, kind, subtype) > 0.0
+pub fn admits(accept: &str, top_level: &str, subtype: &str) -> bool {
+    accept.trim().is_empty() || quality(accept, top_level, subtype) > 0.0
 }
 
 /// Whether `Accept` names `media` itself with a q-value above 0.
@@ -47,11 +47,11 @@ pub fn prefers_html(accept: Option<&str>) -> bool {
     quality(accept, "text", "html") > quality(accept, "application", "json")
 }
 
-/// The q-value `accept` gives to the media type `kind/subtype`: that of
+/// The q-value `accept` gives to the media type `top_level/subtype`: that of
 /// the most specific range matching it, or 0 when none does.
-fn quality(accept: &str, kind: &str, subtype: &str) -> f32 {
-    let exact = format!("{kind}/{subtype}");
-    let any_subtype = format!("{kind}/*");
+fn quality(accept: &str, top_level: &str, subtype: &str) -> f32 {
+    let exact = format!("{top_level}/{subtype}");
+    let any_subtype = format!("{top_level}/*");
     let mut best: Option<(u8, f32)> = None;
     for (media, q) in ranges(accept) {
         let specificity = if media == exact {

@@ -29,7 +29,7 @@ use crate::error::{ApiError, FieldError};
 #[derive(serde::Serialize)]
 struct Problem<'a> {
     #[serde(rename = "type")]
-    kind: &'static str,
+    problem_type: &'static str,
     title: &'static str,
     status: u16,
     detail: String,
@@ -128,7 +128,7 @@ impl From<ApiError> for Response {
             _ => None,
         };
         let problem = Problem {
-            kind: "about:blank",
+            problem_type: "about:blank",
             title: reason_phrase(status),
             status,
             detail,

@@ -208,8 +208,8 @@ fn fields_of<T: Resource>(members: Fields, tally: &mut Tally) -> (Option<u64>, F
             tally.unknown.insert(name, 1);
             continue;
         };
-        let kind = field.field_type();
-        let converted = match (kind, &value) {
+        let field_type = field.field_type();
+        let converted = match (field_type, &value) {
             (FieldType::Integer, Value::String(_)) => whole(&value).map(|(n, _)| Value::from(n)),
             (FieldType::Text, Value::Number(n)) => Some(Value::String(n.to_string())),
             (FieldType::Boolean, Value::String(s)) if s == "true" || s == "false" => {
@@ -223,7 +223,7 @@ fn fields_of<T: Resource>(members: Fields, tally: &mut Tally) -> (Option<u64>, F
                 value.to_string(),
             );
             fields.push((name, Input::Json(converted)));
-        } else if kind == FieldType::Boolean && !value.is_boolean() {
+        } else if field_type == FieldType::Boolean && !value.is_boolean() {
             // The one optional field: left out, the item keeps its default.
             example(tally.dropped.entry(name).or_default(), value.to_string());
         } else {

@@ -82,8 +82,8 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
     for (field, (count, examples)) in &tally.converted {
         let one = *count == 1;
         let found = T::FIELDS.iter().find(|known| known.name() == field);
-        let kind = found.map(Field::field_type);
-        let how = match kind {
+        let field_type = found.map(Field::field_type);
+        let how = match field_type {
             Some(FieldType::Text) if one => "from a number to text",
             Some(FieldType::Text) => "from numbers to text",
             Some(FieldType::Boolean) => "from text to true or false",
@@ -95,7 +95,7 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
             counted(*count, "value"),
             examples.join(", ")
         ));
-        if let Some(FieldType::Text) = kind {
+        if let Some(FieldType::Text) = field_type {
             // json-server compared these as numbers; the list query
             // language compares text by code point (docs/queries.md).
             lines.push(format!(
@@ -109,7 +109,7 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
         lines.push(format!(
             "  {field}: left out of {}: not a field of a {} (its fields: {})",
             counted(*count, "item"),
-            T::KIND,
+            T::ITEM,
             fields.join(", ")
         ));
     }
@@ -119,7 +119,7 @@ pub(super) fn describe<T: Resource>(tally: &Tally, first_new: u64, last_new: u64
             format!(
                 "  {field}: 1 value is neither true nor false ({examples}): left out, \
                  so that {} has {field} false",
-                T::KIND
+                T::ITEM
             )
         } else {
             format!(

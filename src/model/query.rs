@@ -408,8 +408,8 @@ fn operand<T: Queryable>(
     op: Op,
     value: &str,
 ) -> Result<Operand, ApiError> {
-    let (field_name, kind) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
-    match (kind, op) {
+    let (field_name, field_type) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
+    match (field_type, op) {
         // Made into a pattern by `Filter::add`.
         (FieldType::Text, Op::Like) => Ok(Operand::Text(value.to_string())),
         (_, Op::Like) => Err(bad(

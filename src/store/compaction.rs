@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::edits::{Edit, LOOK_EVERY};
-use super::feed::{Kind, Ticket};
+use super::feed::{Change, Ticket};
 use super::files::Snapshot;
 use super::journal::{COMPACT_AFTER, Cut, Storage};
 use super::load::{State, parse_snapshot};
@@ -281,7 +281,7 @@ impl Shared {
         let [widgets, todos] = tickets;
         for (ticket, collection) in [(widgets, Widget::COLLECTION), (todos, Todo::COLLECTION)] {
             if let Some(ticket) = ticket {
-                ticket.publish(Kind::Reset, collection, None, None);
+                ticket.publish(Change::Reset, collection, None, None);
             }
         }
         Ok(written)

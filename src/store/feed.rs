@@ -60,7 +60,7 @@ pub const DEFAULT_KEPT: usize = 1024;
 
 /// What a write did, as one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Change {
     Created,
     Updated,
     Deleted,
@@ -69,14 +69,14 @@ pub enum Kind {
     Reset,
 }
 
-impl Kind {
+impl Change {
     /// The event's name, its `event:` field.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Created => "created",
-            Kind::Updated => "updated",
-            Kind::Deleted => "deleted",
-            Kind::Reset => "reset",
+            Change::Created => "created",
+            Change::Updated => "updated",
+            Change::Deleted => "deleted",
+            Change::Reset => "reset",
         }
     }
 }
@@ -86,7 +86,7 @@ impl Kind {
 pub struct Event<'a> {
     /// The event's id: only grows.
     pub id: u64,
-    pub kind: Kind,
+    pub change: Change,
     /// `todos` or `widgets`.
     pub collection: &'static str,
     /// The item's id; none for a reset.
@@ -337,7 +337,7 @@ impl Ticket<'_> {
     /// writer's thread, outside every lock.
     pub fn publish(
         mut self,
-        kind: Kind,
+        change: Change,
         collection: &'static str,
         item_id: Option<u64>,
         item: Option<&[u8]>,
@@ -345,7 +345,7 @@ impl Ticket<'_> {
         if let Some(feed) = self.feed.take() {
             let event = Event {
                 id: self.id,
-                kind,
+                change,
                 collection,
                 item_id,
                 item,

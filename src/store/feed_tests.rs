@@ -24,7 +24,7 @@ fn created_in(feed: &Feed, collection: &'static str, item_id: u64) -> u64 {
     let ticket = feed.reserve();
     let id = ticket.id;
     let body = Arc::new(format!("{{\"id\":{item_id}}}").into_bytes());
-    ticket.publish(Kind::Created, collection, Some(item_id), Some(&body));
+    ticket.publish(Change::Created, collection, Some(item_id), Some(&body));
     id
 }
 
@@ -72,7 +72,7 @@ fn events_are_read_in_id_order_once_every_earlier_one_is_decided() {
     let (first, second, third) = (feed.reserve(), feed.reserve(), feed.reserve());
     let ids = [first.id, second.id, third.id];
     let body = Arc::new(b"{}".to_vec());
-    second.publish(Kind::Updated, "todos", Some(2), Some(&body));
+    second.publish(Change::Updated, "todos", Some(2), Some(&body));
     assert_eq!(
         read(&mut subscription),
         Ok(vec![]),
@@ -80,7 +80,7 @@ fn events_are_read_in_id_order_once_every_earlier_one_is_decided() {
     );
     drop(first); // its write failed: cancelled
     assert_eq!(read(&mut subscription), Ok(vec![ids[1]]));
-    third.publish(Kind::Deleted, "widgets", Some(3), None);
+    third.publish(Change::Deleted, "widgets", Some(3), None);
     assert_eq!(read(&mut subscription), Ok(vec![ids[2]]));
 }
 

@@ -502,8 +502,8 @@ pub(super) fn from_stored<T: Resource>(mut fields: Fields) -> Result<T, String> 
                 .iter()
                 .map(|e| format!("{} {}", e.field, e.message))
                 .collect();
-            Err(format!("{} {id}: {}", T::KIND, errors.join("; ")))
+            Err(format!("{} {id}: {}", T::ITEM, errors.join("; ")))
         }
-        Err(err) => Err(format!("{} {id}: {err}", T::KIND)),
+        Err(err) => Err(format!("{} {id}: {err}", T::ITEM)),
     }
 }

@@ -118,8 +118,8 @@ pub(super) fn with_example<T: Queryable>(err: ApiError, field: usize) -> ApiErro
     let ApiError::BadRequest { detail, hint: None } = err else {
         return err;
     };
-    let (name, kind) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
-    let example = match kind {
+    let (name, field_type) = (T::FIELDS[field].name(), T::FIELDS[field].field_type());
+    let example = match field_type {
         FieldType::Integer => "3",
         FieldType::Boolean => "true",
         FieldType::Text => "\"milk\"",
