@@ -493,11 +493,8 @@ impl App {
         merge_patch: bool,
     ) -> Result<Response, ApiError> {
         // An unknown id is 404 whatever the body or If-Match (RFC 9110
-        // section 13.2.1: a failure found before the content is processed
-        // wins over preconditions); then the body; then If-Match, under the
-        // store's lock: of two updates with the same tag, only one wins. An
-        // item that is there is looked up once, under the lock that changes
-        // it; only a body in error asks first whether the item is there.
+        // section 13.2.1), so a body in error asks whether the item is
+        // there. Then If-Match, under the lock that changes the item.
         let parsed = match req.fields(merge_patch, T::EXAMPLE) {
             Ok(fields) => T::parse_patch(fields, id),
             Err(error) => Err(error),

@@ -218,12 +218,10 @@ pub enum Need {
     Optional,
 }
 
-/// Takes a body's fields out one by one as typed values; see the module
-/// comment.
+/// Takes a body's fields out one by one as typed values (module comment).
 pub struct Validator {
     subject: &'static str,
-    /// Each name sent, with its value; `None` for a name sent more than
-    /// once, which is reported once and never read.
+    /// Each name sent, with its value; `None` for one sent twice or more.
     fields: BTreeMap<String, Option<Input>>,
     errors: Vec<FieldError>,
 }
