@@ -82,8 +82,9 @@ use query::Query;
 
 pub use cors::EXPOSED;
 
-/// The OpenAPI 3.1 document describing this API with every feature on;
-/// `openapi.rs` makes the one served.
+/// The OpenAPI 3.1 document describing this API with every feature on, as
+/// the repository holds it; `openapi.rs` makes the one served, from a
+/// compact copy (build.rs), so the binary holds only that one.
 pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 
 /// The application: the store, and the options that change what it does.
