@@ -130,9 +130,10 @@ echo "built $binary: $size bytes, static, in $((SECONDS - started)) s"
 # The file grows in steps of the largest page the linker allows for on
 # the target (64 KiB for aarch64, whose kernels use 4, 16 or 64 KiB
 # pages; 4 KiB for armv7): it ends the part made read-only after start-up
-# (RELRO) on such a page and pads the file to get there. The room left in the padding is how much code or
-# data can be added before the next step. readelf gives the two LOAD
-# segments' offsets, sizes and alignment (the page), in hex.
+# (RELRO) on such a page and pads the file to get there. The room left
+# in the padding is how much code or data can be added before the next
+# step. readelf gives the two LOAD segments' offsets, sizes and alignment
+# (the page), in hex.
 read -r -a loads < <(readelf -lW "$binary" | awk '$1 == "LOAD" { printf "%s %s %s ", $2, $5, $NF } END { print "" }')
 room=$((loads[3] - loads[0] - loads[1]))
 echo "cross $name: $room bytes of room before the binary's next $((loads[2] / 1024)) KiB step"
