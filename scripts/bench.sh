@@ -16,10 +16,11 @@
 # more, and 89 MB of fixture kept under target/scale/).
 # Extra arguments go to bench.py (--rounds N, --duration SECONDS, --peer).
 #
-# --against REV builds REV's release binary once (git archive into
-# target/against/COMMIT, with its own target directory, removed after:
+# --against REV builds this tree's release binary, and REV's once (git
+# archive into target/against/COMMIT, with its own target directory,
+# seeded with a copy of this tree's built dependencies and removed after:
 # only target/against/COMMIT/widgets-todos is kept, so a second run does
-# not build it again) and this tree's, then runs scripts/bench_against.py:
+# not build it again), then runs scripts/bench_against.py:
 # bench.py's scenarios on both, taking turns (see scripts/PERFORMANCE.md,
 # "Against another revision"). --rounds and --duration go to it too.
 set -euo pipefail
@@ -51,13 +52,22 @@ if [ -n "$against" ]; then
     need wrk wrk
     dir=target/against/$commit
     old=$dir/widgets-todos
+    cargo build --release --quiet --bin widgets-todos
     if [ -x "$old" ]; then
         echo "bench: $against ($commit) already built: $old"
     else
         echo "bench: building $against ($commit) under $dir"
         rm -rf "$dir"
-        mkdir -p "$dir/src"
+        mkdir -p "$dir/src" "$dir/target/release"
         git archive "$commit" | tar -x -C "$dir/src"
+        # This tree's dependencies, built just above in the same profile,
+        # are REV's too where its Cargo.lock agrees: given a copy, cargo
+        # builds only what differs. Not this crate's own artifacts: cargo
+        # would take them for REV's, whose files git archive dates from
+        # the commit, before them.
+        cp -a target/release/deps target/release/build target/release/.fingerprint "$dir/target/release/"
+        rm -rf "$dir"/target/release/.fingerprint/widgets-todos-* "$dir"/target/release/build/widgets-todos-* \
+            "$dir"/target/release/deps/*widgets_todos*
         cargo build --release --quiet --locked --bin widgets-todos \
             --manifest-path "$dir/src/Cargo.toml" --target-dir "$dir/target"
         # Kept only once whole: an interrupted build leaves no binary.
@@ -65,7 +75,6 @@ if [ -n "$against" ]; then
         mv "$old.part" "$old"
         rm -rf "$dir/src" "$dir/target"
     fi
-    cargo build --release --quiet --bin widgets-todos
     exec python3 scripts/bench_against.py --old "$old" --label "$against" "$@"
 fi
 

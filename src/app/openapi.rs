@@ -27,11 +27,17 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::Options;
-
-/// The OpenAPI 3.1 document describing this API with every feature on;
-/// [`Served::new`] makes the one served.
-pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
 use crate::store::entity_tag;
+
+/// The OpenAPI 3.1 document describing this API with every feature on, as
+/// the repository holds it; [`Served::new`] makes the one served, from a
+/// compact copy, so the binary holds only that one.
+pub const OPENAPI: &[u8] = include_bytes!("openapi.json");
+
+/// `openapi.json` as the binary holds it: without the whitespace between
+/// its tokens (build.rs), a third smaller. It is parsed and indented again
+/// before it is served, so the served document is laid out as the file is.
+const COMPACT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
 /// The served document: its bytes and its `ETag`.
 pub(super) struct Served {
@@ -74,20 +80,19 @@ const METHODS: &[&str] = &[
 fn document(offered: &dyn Fn(&str) -> bool, read_only: bool) -> Vec<u8> {
     // The file is part of the binary, and a unit test parses it: should it
     // ever fail to parse, it is served as it is.
-    let Ok(mut document) = serde_json::from_slice::<Value>(OPENAPI) else {
-        return OPENAPI.to_vec();
+    let Ok(mut document) = serde_json::from_slice::<Value>(COMPACT) else {
+        return COMPACT.to_vec();
     };
     prune(&mut document, offered);
     if read_only {
         drop_writes(&mut document);
     }
-    // Indented with tabs, as the file is: a third smaller than spaces in
-    // the binary, which holds the file.
+    // Indented with tabs, as the file is: a third smaller than spaces.
     let mut body = Vec::with_capacity(OPENAPI.len());
     let tabs = serde_json::ser::PrettyFormatter::with_indent(b"\t");
     let mut serializer = serde_json::Serializer::with_formatter(&mut body, tabs);
     if serde::Serialize::serialize(&document, &mut serializer).is_err() {
-        return OPENAPI.to_vec();
+        return COMPACT.to_vec();
     }
     body.push(b'\n');
     body

@@ -1,6 +1,6 @@
 use serde_json::{Value, json};
 
-use super::{OPENAPI, Options, document, offers, prune};
+use super::{COMPACT, OPENAPI, Options, document, offers, prune};
 
 fn parse(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap()
@@ -135,4 +135,11 @@ fn pruning_rules() {
             "components": {"responses": {"NotFound": {}}}
         }),
     );
+}
+
+#[test]
+fn the_binary_holds_the_file_without_its_layout() {
+    assert_eq!(parse(COMPACT), parse(OPENAPI));
+    assert!(!COMPACT.contains(&b'\n'));
+    assert!(COMPACT.len() < OPENAPI.len() * 3 / 4, "{}", COMPACT.len());
 }
