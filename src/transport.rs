@@ -20,25 +20,14 @@
 //!
 //! # Around tiny_http's defects
 //!
-//! Each has its own piece, whose comment names the defect and the test
-//! that proves the workaround:
-//! - `accept.rs`: tiny_http's accept loop ends for good on its first error,
-//!   and its thread pool can leave a new connection unread behind another;
-//!   we accept and keep the threads ourselves.
-//! - `capacity.rs`: a request line with `HTTP/2.0` deadlocks a connection's
-//!   thread, and a request head has no deadline; neither can be freed. The
-//!   connections are capped, and stuck ones make the server give up.
-//! - `body.rs`: framing tiny_http cannot check, a body's deadline,
-//!   bodies on upgrade offers, `100 Continue` only when the body is read;
-//! - `body.rs`: a send timeout can only be set on the listening socket,
-//!   and bounds one `send`, not a response: it is a short tick, and each
-//!   response has its own deadline;
-//! - `unread.rs`: a body refused unread, which tiny_http reads to its end
-//!   before it lets a response be written.
-//! - `sockets.rs`: tiny_http does not hand out its sockets, and nothing
-//!   in its API interrupts a connection waiting for its next request; an
-//!   idle connection is closed by finding its socket by its client's
-//!   address.
+//! Each defect of the library that no setting reaches has a piece of its
+//! own, whose module comment names the defect and the test that proves the
+//! workaround: `accept.rs` (the accept loop and the connections' threads),
+//! `capacity.rs` (the cap on connections, and those stuck in a head),
+//! `body.rs` (framing, a body's deadline, a response's deadline),
+//! `unread.rs` (a body refused unread) and `sockets.rs` (an idle connection
+//! closed). What cannot be fixed, and the bound on it, is told for those
+//! who run the server in docs/limits.md.
 //!
 //! **Timeouts.** tiny_http does not hand out its sockets, so [`bind`] sets
 //! `SO_RCVTIMEO` (the read timeout) and `SO_SNDTIMEO` (a tick of
