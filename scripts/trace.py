@@ -56,7 +56,7 @@ code`. In it, a paragraph (not a list item) that names a request in
 backquotes, `` `GET /api/todos/1` ``, opens that request's list, up to
 the next paragraph that names one; each item of the list (`1.`, `-`)
 that starts with backquoted paths of src/, `` `transport.rs`: ... ``
-or `` `store/items.rs`, `store/list.rs`: ... ``, adds them to it. Other
+or `` `store.rs`, `store/items.rs`: ... ``, adds them to it. Other
 prose, other backquotes and code blocks are ignored. Every request the
 section names is traced on the defaults (a request of BODIES with its
 body), those of CHECKED must be among them, and the check fails when the files the
@@ -97,8 +97,10 @@ LIMITS = {
     "GET /api/todos?_page=1&_limit=5": (60, 9),
     "PATCH /api/todos/1": (60, 9),
 }
-# The body a request is traced with, when not the small valid item.
-BODIES = {"PATCH /api/todos/1": b'{"title":"y"}'}
+# A body to trace a request with instead of the small valid item: none
+# today. The PATCH sends the item too, a change of two fields, so that its
+# limit holds for the usual update.
+BODIES = {}
 MAX_LINES = 80
 # Features that are off on the defaults, so that none of their functions may
 # run on a request the limits trace: (what, the file or the function's name).
