@@ -74,7 +74,7 @@ in one place only: a rule is said once, and linked to elsewhere.
 
 References a reader cannot follow. In README.md and the files of src/,
 docs/, scripts/, tests/ and examples/ (their prose: comments and
-docstrings in code): no issue number (`[16]`), no hash of one of this
+docstrings in code): no issue number (two digits in square brackets), no hash of one of this
 repository's commits, and no path of the repository's (`src/...`,
 `scripts/...`, a `NAME.md`) that names a file not there.
 
