@@ -359,6 +359,16 @@ fn healthcheck_takes_host_and_port() {
     assert!(parse_with(&["healthcheck", "extra"], &[]).is_err());
 }
 
+/// `Opt::set` matches on the flag: an option of `OPTS` without its arm
+/// would reach the match's `unreachable!` at start-up.
+#[test]
+fn every_option_has_its_arm_in_set() {
+    for opt in OPTS {
+        let set = std::panic::catch_unwind(|| opt.set(&mut Config::default(), "0").is_ok());
+        assert!(set.is_ok(), "{} has no arm in Opt::set", opt.flag);
+    }
+}
+
 #[test]
 fn help_lists_every_option_and_spelling_in_80_columns() {
     for opt in OPTS {
